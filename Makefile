@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+#   make            profil.ko for KDIR, libprofil, the selftests
+#   make check      install what is missing, run the selftests in a guest
+#                   of every installed Debian kernel, print the totals
+#   make demo       install what is missing, profile a sample program in a
+#                   guest and print its profile
+#   make lint       checkpatch, a W=1 build, mandoc -Tlint
+
+VERSION		:= 0.1.0
+SOVERSION	:= 0
+
+KVER_RUNNING	:= $(shell uname -r)
+KDIR		?= $(firstword $(wildcard /lib/modules/$(KVER_RUNNING)/build) \
+		     $(lastword $(sort $(wildcard /lib/modules/*/build))))
+BUILD		:= build
+CC		?= gcc
+CFLAGS		?= -O2 -g
+WARN		:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+LIB_CFLAGS	:= $(CFLAGS) $(WARN) -std=gnu11 -fPIC -fvisibility=hidden \
+		   -Iuapi -Ilib -Ilib/include
+HARNESS_DIR	:= $(BUILD)/kselftest
+TEST_CFLAGS	:= $(CFLAGS) -Wall -std=gnu11 -Iuapi -Ilib/include \
+		   -I$(HARNESS_DIR) -pthread
+
+LIB_SRCS	:= lib/dev.c lib/profil.c
+LIB_OBJS	:= $(LIB_SRCS:.c=.o)
+LIB_HDRS	:= lib/profil-private.h lib/include/profil.h uapi/linux/profil.h
+
+TESTS		:= $(BUILD)/selftests/profil_test $(BUILD)/selftests/nomod_test \
+		   $(BUILD)/selftests/runas
+DEMO		:= $(BUILD)/demo/hotspots
+
+.PHONY: all module lib selftests deps check demo lint checkpatch clean
+
+all: module lib selftests
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+# --- libprofil ---------------------------------------------------------
+lib: lib/libprofil.so.$(SOVERSION) lib/libprofil.so lib/libprofil.a \
+     lib/libprofil.pc
+
+lib/%.o: lib/%.c $(LIB_HDRS)
+	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+
+lib/libprofil.so.$(SOVERSION): $(LIB_OBJS) lib/libprofil.map
+	$(CC) -shared -o $@ $(LIB_OBJS) -Wl,-soname,libprofil.so.$(SOVERSION) \
+		-Wl,--version-script=lib/libprofil.map -Wl,-z,defs
+
+lib/libprofil.so: lib/libprofil.so.$(SOVERSION)
+	ln -sf libprofil.so.$(SOVERSION) $@
+
+lib/libprofil.a: $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $(LIB_OBJS)
+
+lib/libprofil.pc: lib/libprofil.pc.in
+	sed -e 's|@prefix@|/usr/local|' -e 's|@libdir@|$${prefix}/lib|' \
+	    -e 's|@includedir@|$${prefix}/include|' -e 's|@version@|$(VERSION)|' \
+	    $< > $@
+
+# --- selftests -----------------------------------------------------------
+$(HARNESS_DIR)/kselftest_harness.h:
+	scripts/linux-source.sh $(BUILD)
+
+selftests: $(TESTS) $(DEMO)
+
+$(BUILD)/selftests/%: selftests/%.c selftests/common.h $(HARNESS_DIR)/kselftest_harness.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -Llib -lprofil
+
+$(BUILD)/selftests/runas: selftests/runas.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wall -o $@ $<
+
+$(DEMO): scripts/hotspots.c lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wall -Ilib/include -rdynamic -o $@ $< -Llib -lprofil -ldl
+
+# --- the two commands ----------------------------------------------------
+deps:
+	scripts/deps.sh
+
+check: deps
+	$(MAKE) lib selftests
+	scripts/check.sh
+
+demo: deps
+	$(MAKE) lib selftests
+	scripts/demo.sh
+
+# --- lint ----------------------------------------------------------------
+checkpatch: $(HARNESS_DIR)/kselftest_harness.h
+	perl $(BUILD)/checkpatch/checkpatch.pl --no-tree --strict --terse \
+		--ignore SPDX_LICENSE_TAG -f kmod/*.c kmod/*.h uapi/linux/profil.h
+
+lint: checkpatch
+	$(MAKE) module
+	mandoc -Tlint -W warning man/*.[0-9]
+
+clean:
+	rm -rf $(BUILD) lib/*.o lib/*.so* lib/*.a lib/*.pc
+	rm -f kmod/*.o kmod/*.ko kmod/*.mod* kmod/.*.cmd kmod/modules.order \
+	      .*.cmd *.symvers modules.order kmod/Module.symvers

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/profil: profil(2) for Linux.
+ *
+ * A misc device whose ioctls arm, stop and query the calling process's
+ * profiling session.  Each handler copies its argument in and validates it
+ * completely before it touches the session, so bad input changes nothing.
+ * See Documentation in man/profil.4 and the ABI in uapi/linux/profil.h.
+ */
+#include <linux/bits.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/uaccess.h>
+
+#include "profil_internal.h"
+
+unsigned int profil_max_rate = 10000;
+module_param_named(max_rate, profil_max_rate, uint, 0644);
+MODULE_PARM_DESC(max_rate, "highest sampling rate a session may ask for, in Hz (default 10000)");
+
+/* Regions larger than this are refused with -E2BIG. */
+#define PROFIL_MAX_BUFSIZE	BIT_ULL(31)
+
+/* Read a user struct whose first __u32 is its size (uapi rules). */
+static int profil_copy_in(void *dst, size_t ksize, size_t min_size,
+			  const void __user *src)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)src))
+		return -EFAULT;
+	if (usize < min_size)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	return copy_struct_from_user(dst, ksize, src, usize);
+}
+
+static int profil_region_check(const struct profil_region *ur,
+			       struct profil_kregion *r)
+{
+	u32 shift = (ur->flags & PROFIL_REGION_U32) ? 2 : 1;
+	u64 end;
+
+	if (ur->flags & ~PROFIL_REGION_FLAGS)
+		return -EINVAL;
+	if (ur->flags & PROFIL_REGION_OVERFLOW) {
+		if (ur->offset || ur->scale)
+			return -EINVAL;
+	} else if (!ur->scale || ur->scale > PROFIL_SCALE_ONE) {
+		return -EINVAL;
+	}
+	if (ur->buf & ((1U << shift) - 1))
+		return -EINVAL;
+	if (ur->bufsize > PROFIL_MAX_BUFSIZE)
+		return -E2BIG;
+	if (check_add_overflow(ur->buf, ur->bufsize, &end))
+		return -EINVAL;
+	if (!access_ok(u64_to_user_ptr(ur->buf), ur->bufsize))
+		return -EFAULT;
+
+	r->uaddr = ur->buf;
+	r->offset = ur->offset;
+	r->scale = ur->scale;
+	r->flags = ur->flags;
+	r->nbins = ur->bufsize >> shift;
+	if (ur->flags & PROFIL_REGION_OVERFLOW)
+		r->nbins = min_t(u64, r->nbins, 1);
+	return 0;
+}
+
+static int profil_region_cmp(const void *a, const void *b)
+{
+	const struct profil_kregion *ra = a, *rb = b;
+
+	/* Highest offset first: in overlaps, the larger offset wins. */
+	if (ra->offset != rb->offset)
+		return ra->offset < rb->offset ? 1 : -1;
+	return 0;
+}
+
+/* Copy in and check every region; the overflow region goes last. */
+static int profil_regions_copy(struct profil_arm *arm,
+			       const struct profil_setup *ks)
+{
+	const void __user *ur = u64_to_user_ptr(ks->regions);
+	struct profil_region r;
+	struct profil_kregion *kr;
+	u32 i, n = 0;
+	int ret;
+
+	for (i = 0; i < ks->nr_regions; i++, ur += ks->region_size) {
+		ret = copy_struct_from_user(&r, sizeof(r), ur,
+					    ks->region_size);
+		if (ret)
+			return ret;
+		if (r.flags & PROFIL_REGION_OVERFLOW) {
+			if (arm->overflow)
+				return -EINVAL;
+			arm->overflow = &arm->regions[ks->nr_regions - 1];
+			kr = arm->overflow;
+		} else {
+			kr = &arm->regions[n++];
+		}
+		ret = profil_region_check(&r, kr);
+		if (ret)
+			return ret;
+	}
+	if (arm->overflow && n != ks->nr_regions - 1)
+		return -EINVAL;
+	arm->nr_regions = n;
+	sort(arm->regions, n, sizeof(*arm->regions), profil_region_cmp, NULL);
+	return 0;
+}
+
+static int profil_setup_check(const struct profil_setup *ks, u32 *rate)
+{
+	u32 max_rate = READ_ONCE(profil_max_rate);
+
+	if (ks->flags & ~PROFIL_F_ALL)
+		return -EINVAL;
+	if (ks->mode == PROFIL_MODE_PCSAMPLE)
+		return -EOPNOTSUPP;
+	if (ks->mode != PROFIL_MODE_HIST)
+		return -EINVAL;
+	*rate = ks->rate ? ks->rate : HZ;
+	if (*rate > max_rate || *rate > NSEC_PER_SEC / 10000)
+		return -EINVAL;
+	if (!ks->nr_regions)
+		return -EINVAL;
+	if (ks->nr_regions > PROFIL_MAX_REGIONS)
+		return -E2BIG;
+	if (ks->region_size < PROFIL_REGION_SIZE_VER0)
+		return -EINVAL;
+	if (ks->region_size > PAGE_SIZE)
+		return -E2BIG;
+	return 0;
+}
+
+static long profil_ioc_setup(void __user *uarg)
+{
+	struct profil_session *sess;
+	struct profil_setup ks;
+	struct profil_arm *arm;
+	u32 rate;
+	int ret;
+
+	ret = profil_copy_in(&ks, sizeof(ks), PROFIL_SETUP_SIZE_VER0, uarg);
+	if (ret)
+		return ret;
+	ret = profil_setup_check(&ks, &rate);
+	if (ret)
+		return ret;
+
+	arm = kvzalloc(struct_size(arm, regions, ks.nr_regions), GFP_KERNEL);
+	if (!arm)
+		return -ENOMEM;
+	arm->rate = rate;
+	arm->period_ns = div_u64(NSEC_PER_SEC, rate);
+	arm->flags = ks.flags;
+	ret = profil_regions_copy(arm, &ks);
+	if (ret)
+		goto err_free;
+
+	sess = profil_session_get(current->mm);
+	if (IS_ERR(sess)) {
+		ret = PTR_ERR(sess);
+		goto err_free;
+	}
+	ret = profil_session_arm(sess, arm);
+	if (ret)
+		goto err_free;
+
+	/* Armed: a failure to report the rate does not undo it. */
+	if (put_user(rate, &((struct profil_setup __user *)uarg)->rate))
+		return -EFAULT;
+	return 0;
+
+err_free:
+	kvfree(arm);
+	return ret;
+}
+
+static long profil_ioc_stats(void __user *uarg)
+{
+	struct profil_session *sess;
+	struct profil_stats st = {};
+	u32 usize;
+
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < PROFIL_STATS_SIZE_VER0)
+		return -EINVAL;
+
+	sess = profil_session_get(current->mm);
+	if (IS_ERR(sess))
+		return PTR_ERR(sess);
+	profil_session_stats(sess, &st);
+	st.size = min_t(u32, usize, sizeof(st));
+	return copy_to_user(uarg, &st, st.size) ? -EFAULT : 0;
+}
+
+static long profil_ioctl(struct file *file, unsigned int cmd,
+			 unsigned long arg)
+{
+	struct profil_session *sess;
+
+	if (!current->mm)
+		return -EINVAL;
+
+	switch (cmd) {
+	case PROFIL_IOC_SETUP:
+		return profil_ioc_setup((void __user *)arg);
+	case PROFIL_IOC_OFF:
+		if (arg)
+			return -EINVAL;
+		sess = profil_session_get(current->mm);
+		if (IS_ERR(sess))
+			return PTR_ERR(sess);
+		profil_session_off(sess);
+		return 0;
+	case PROFIL_IOC_STATS:
+		return profil_ioc_stats((void __user *)arg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations profil_fops = {
+	.owner		= THIS_MODULE,
+	.open		= nonseekable_open,
+	.unlocked_ioctl	= profil_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+};
+
+static struct miscdevice profil_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "profil",
+	.fops	= &profil_fops,
+	.mode	= 0666,
+};
+
+static void profil_check_abi(void)
+{
+	BUILD_BUG_ON(sizeof(struct profil_region) != PROFIL_REGION_SIZE_VER0);
+	BUILD_BUG_ON(offsetof(struct profil_region, bufsize) != 8);
+	BUILD_BUG_ON(offsetof(struct profil_region, offset) != 16);
+	BUILD_BUG_ON(offsetof(struct profil_region, scale) != 24);
+	BUILD_BUG_ON(offsetof(struct profil_region, flags) != 28);
+	BUILD_BUG_ON(sizeof(struct profil_setup) != PROFIL_SETUP_SIZE_VER0);
+	BUILD_BUG_ON(offsetof(struct profil_setup, rate) != 12);
+	BUILD_BUG_ON(offsetof(struct profil_setup, region_size) != 20);
+	BUILD_BUG_ON(offsetof(struct profil_setup, regions) != 24);
+	BUILD_BUG_ON(sizeof(struct profil_stats) != PROFIL_STATS_SIZE_VER0);
+	BUILD_BUG_ON(offsetof(struct profil_stats, period_ns) != 16);
+	BUILD_BUG_ON(offsetof(struct profil_stats, armed) != 56);
+}
+
+static int __init profil_init(void)
+{
+	profil_check_abi();
+	return misc_register(&profil_misc);
+}
+
+static void __exit profil_exit(void)
+{
+	misc_deregister(&profil_misc);
+	profil_sessions_drain();
+}
+
+module_init(profil_init);
+module_exit(profil_exit);
+
+MODULE_AUTHOR("The profil for Linux developers");
+MODULE_DESCRIPTION("profil(2): PC sampling into a histogram in the process's memory");
+MODULE_LICENSE("GPL");

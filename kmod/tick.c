@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The sampling tick.
+ *
+ * Each profiled thread carries a task-clock perf event (software, counts the
+ * thread's own CPU time, user and system) with a sample_period of
+ * NSEC_PER_SEC / rate and profil_tick() as its in-kernel overflow handler.
+ * Threads that exist at setup get a root event each; threads created later
+ * inherit one from their creator (attr.inherit + attr.inherit_thread), and
+ * perf removes the events at exec (attr.remove_on_exec).  Releasing the root
+ * events releases every inherited one: perf_event_release_kernel() detaches
+ * and waits for all of them, so after profil_events_stop() no tick runs with
+ * the arm as its context.
+ *
+ * The clock event fires from an hrtimer, once per period of wall time while
+ * the thread runs, and a late expiry is not repeated.  So a tick does not
+ * count one: it charges every whole period of CPU time the thread's event
+ * has accumulated (event->count, brought up to date by perf just before the
+ * handler runs) and carries the remainder.  event->count is thus our
+ * per-thread "CPU time not yet charged"; it is private to this event, only
+ * ever touched on the CPU the thread runs on, and nobody reads it as a total.
+ */
+#include <linux/math64.h>
+#include <linux/perf_event.h>
+#include <linux/ptrace.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+
+#include "profil_internal.h"
+
+/* Add @n to a saturating bin; return how much was really added. */
+static notrace u32 profil_bin_add32(u32 *bin, u32 n)
+{
+	u32 old = READ_ONCE(*bin), add;
+
+	do {
+		add = min(n, U32_MAX - old);
+		if (!add)
+			return 0;
+	} while (!try_cmpxchg(bin, &old, old + add));
+	return add;
+}
+
+static notrace u32 profil_bin_add16(u16 *bin, u32 n)
+{
+	u16 old = READ_ONCE(*bin);
+	u32 add;
+
+	do {
+		add = min_t(u32, n, U16_MAX - old);
+		if (!add)
+			return 0;
+	} while (!try_cmpxchg(bin, &old, (u16)(old + add)));
+	return add;
+}
+
+static notrace void *profil_region_bin(const struct profil_kregion *r, u64 pc)
+{
+	u64 idx;
+
+	if (pc < r->offset)
+		return NULL;
+	/* 64x32 multiply without overflow, so far PCs never alias. */
+	idx = mul_u64_u32_shr((pc - r->offset) >> 1, r->scale, 16);
+	if (idx >= r->nbins)
+		return NULL;
+	return r->bins + (idx << ((r->flags & PROFIL_REGION_U32) ? 2 : 1));
+}
+
+/* Find the bin for @pc: the region with the highest offset that holds it. */
+static notrace void *profil_find_bin(const struct profil_arm *arm, u64 pc,
+				     const struct profil_kregion **rp)
+{
+	u32 i;
+	void *bin;
+
+	for (i = 0; i < arm->nr_regions; i++) {
+		bin = profil_region_bin(&arm->regions[i], pc);
+		if (bin) {
+			*rp = &arm->regions[i];
+			return bin;
+		}
+	}
+	*rp = arm->overflow;
+	return arm->overflow ? arm->overflow->bins : NULL;
+}
+
+static notrace void profil_count(const struct profil_arm *arm, u64 pc, u32 n)
+{
+	struct profil_counters *cnt = &arm->sess->cnt;
+	const struct profil_kregion *r;
+	void *bin = profil_find_bin(arm, pc, &r);
+	u32 added;
+
+	if (!bin) {
+		atomic64_add(n, &cnt->out_of_range);
+		return;
+	}
+	if (r->flags & PROFIL_REGION_U32)
+		added = profil_bin_add32(bin, n);
+	else
+		added = profil_bin_add16(bin, n);
+	atomic64_add(added, &cnt->samples);
+	if (added != n)
+		atomic64_add(n - added, &cnt->saturated);
+}
+
+/* The user PC of current; a tick in the kernel is charged to it too. */
+static notrace u64 profil_user_pc(struct pt_regs *regs)
+{
+	if (!regs || !user_mode(regs))
+		regs = task_pt_regs(current);
+	return instruction_pointer(regs);
+}
+
+static notrace void profil_tick(struct perf_event *event,
+				struct perf_sample_data *data,
+				struct pt_regs *regs)
+{
+	const struct profil_arm *arm = event->overflow_handler_context;
+	u64 owed = local64_read(&event->count);
+	u64 n;
+
+	if (owed < arm->period_ns)
+		return;
+	n = div64_u64(owed, arm->period_ns);
+	local64_sub(n * arm->period_ns, &event->count);
+	n = min_t(u64, n, U32_MAX);
+
+	/* Between exec's switch of mm and remove_on_exec: not ours. */
+	if (unlikely(current->mm != arm->sess->mn.mm)) {
+		atomic64_add(n, &arm->sess->cnt.missed);
+		return;
+	}
+	profil_count(arm, profil_user_pc(regs), n);
+}
+
+static struct perf_event *profil_event_create(struct profil_arm *arm,
+					      struct task_struct *t)
+{
+	struct perf_event_attr attr = {
+		.type		= PERF_TYPE_SOFTWARE,
+		.size		= sizeof(attr),
+		.config		= PERF_COUNT_SW_TASK_CLOCK,
+		.sample_period	= arm->period_ns,
+		.inherit	= 1,
+		.inherit_thread	= 1,
+		.remove_on_exec	= 1,
+		.exclude_hv	= 1,
+	};
+
+	return perf_event_create_kernel_counter(&attr, -1, t, profil_tick,
+						arm);
+}
+
+/* Does @t carry one of @arm's events, as a root or inherited? */
+static bool profil_task_covered(struct profil_arm *arm, struct task_struct *t)
+{
+	struct perf_event *ev, *child;
+	unsigned int i;
+	bool found = false;
+
+	for (i = 0; i < arm->nr_events && !found; i++) {
+		ev = arm->events[i];
+		if (ev->hw.target == t)
+			return true;
+		mutex_lock(&ev->child_mutex);
+		list_for_each_entry(child, &ev->child_list, child_list) {
+			if (child->hw.target == t) {
+				found = true;
+				break;
+			}
+		}
+		mutex_unlock(&ev->child_mutex);
+	}
+	return found;
+}
+
+/* Snapshot the live threads of current's thread group, referenced. */
+static int profil_threads_snapshot(struct task_struct ***tsp)
+{
+	struct task_struct *t, **ts;
+	int n, max = get_nr_threads(current) + 8;
+
+retry:
+	ts = kvmalloc_array(max, sizeof(*ts), GFP_KERNEL);
+	if (!ts)
+		return -ENOMEM;
+	n = 0;
+	rcu_read_lock();
+	for_each_thread(current, t) {
+		if (t->flags & PF_EXITING)
+			continue;
+		if (n == max)
+			break;
+		ts[n++] = get_task_struct(t);
+	}
+	rcu_read_unlock();
+	if (n == max) {
+		while (n)
+			put_task_struct(ts[--n]);
+		kvfree(ts);
+		max *= 2;
+		goto retry;
+	}
+	*tsp = ts;
+	return n;
+}
+
+static int profil_events_add(struct profil_arm *arm, struct task_struct *t)
+{
+	struct perf_event *ev;
+
+	if (arm->nr_events == arm->max_events) {
+		unsigned int max = max(8U, arm->max_events * 2);
+		struct perf_event **evs;
+
+		evs = krealloc_array(arm->events, max, sizeof(*evs),
+				     GFP_KERNEL);
+		if (!evs)
+			return -ENOMEM;
+		arm->events = evs;
+		arm->max_events = max;
+	}
+	ev = profil_event_create(arm, t);
+	if (IS_ERR(ev))
+		return PTR_ERR(ev);
+	arm->events[arm->nr_events++] = ev;
+	return 0;
+}
+
+/* One pass over the threads; returns how many it attached, or -errno. */
+static int profil_events_pass(struct profil_arm *arm)
+{
+	struct task_struct **ts;
+	int i, n, added = 0, ret = 0;
+
+	n = profil_threads_snapshot(&ts);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		if (!ret && !profil_task_covered(arm, ts[i])) {
+			ret = profil_events_add(arm, ts[i]);
+			added++;
+		}
+		put_task_struct(ts[i]);
+	}
+	kvfree(ts);
+	return ret ? ret : added;
+}
+
+/**
+ * profil_events_start - sample every thread of the calling process
+ * @arm: a pinned arm
+ *
+ * Threads created while this runs by a thread already covered inherit an
+ * event; those created by a thread not yet covered are found by the next
+ * pass, so passes repeat until one finds nothing to attach.
+ *
+ * Return: 0, or -errno with no event left behind.
+ */
+int profil_events_start(struct profil_arm *arm)
+{
+	int ret;
+
+	do {
+		ret = profil_events_pass(arm);
+	} while (ret > 0);
+	if (ret < 0)
+		profil_events_stop(arm);
+	return ret;
+}
+
+/**
+ * profil_events_stop - release every event of @arm
+ * @arm: the arm
+ *
+ * Returns with no tick running or pending for @arm, on any CPU.
+ */
+void profil_events_stop(struct profil_arm *arm)
+{
+	while (arm->nr_events)
+		perf_event_release_kernel(arm->events[--arm->nr_events]);
+	kfree(arm->events);
+	arm->events = NULL;
+	arm->max_events = 0;
+}

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * profil(3): the classic one-region histogram, served by profil.ko.
+ *
+ * The contract, as in 4.4BSD, Solaris and AIX: a NULL buffer or a scale of
+ * 0 or 1 turns profiling off; a scale above 0x10000 is EINVAL and leaves a
+ * running session alone; anything else replaces what ran before.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "profil-private.h"
+#include "profil.h"
+
+__attribute__((visibility("default")))
+int profil(unsigned short *buf, size_t bufsiz, size_t offset,
+	   unsigned int scale)
+{
+	struct profil_region r = {
+		.buf = (uintptr_t)buf,
+		.bufsize = bufsiz,
+		.offset = offset,
+		.scale = scale,
+	};
+	struct profil_setup s = {
+		.size = sizeof(s),
+		.mode = PROFIL_MODE_HIST,
+		.nr_regions = 1,
+		.region_size = sizeof(r),
+		.regions = (uintptr_t)&r,
+	};
+
+	if (!buf || scale < 2) {
+		/* Off: with no module loaded nothing runs, so that is done. */
+		if (__profil_dev_ioctl(PROFIL_IOC_OFF, NULL) && errno != ENOSYS)
+			return -1;
+		return 0;
+	}
+	if (scale > PROFIL_SCALE_ONE) {
+		errno = EINVAL;
+		return -1;
+	}
+	return __profil_dev_ioctl(PROFIL_IOC_SETUP, &s);
+}

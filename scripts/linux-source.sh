@@ -1,0 +1,20 @@
+#!/bin/sh
+# Take kselftest_harness.h and checkpatch.pl from Debian's linux-source
+# package at build time; neither is kept in our tree.
+set -eu
+out=${1:-build}
+tarball=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n 1)
+[ -n "$tarball" ] || { echo "linux-source is not installed (make deps)" >&2; exit 1; }
+top=$(basename "$tarball" .tar.xz)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tar -C "$tmp" -xJf "$tarball" \
+	"$top/tools/testing/selftests/kselftest_harness.h" \
+	"$top/tools/testing/selftests/kselftest.h" \
+	"$top/scripts/checkpatch.pl" \
+	"$top/scripts/spelling.txt" \
+	"$top/scripts/const_structs.checkpatch"
+mkdir -p "$out/kselftest" "$out/checkpatch"
+cp "$tmp/$top/tools/testing/selftests/"kselftest*.h "$out/kselftest/"
+cp "$tmp/$top/scripts/checkpatch.pl" "$tmp/$top/scripts/spelling.txt" \
+   "$tmp/$top/scripts/const_structs.checkpatch" "$out/checkpatch/"

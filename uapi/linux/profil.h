@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * profil(2) for Linux: the /dev/profil ioctl ABI.
+ *
+ * A process arms a session for itself (there is no pid in this ABI): every
+ * thread of the calling process, present and future, is sampled on its own
+ * CPU time, and each sample adds one to a bin of a histogram in the
+ * process's own memory, or stores the raw PC (pcsample mode).
+ *
+ * Compatibility rules, for every struct below:
+ *  - the first member is 'size', set by user space to sizeof() the struct as
+ *    it knows it.  A size below the first version is -EINVAL; a larger size
+ *    whose extra bytes are not all zero is -E2BIG (copy_struct_from_user());
+ *  - fixed-width types only, pointers travel as __u64, padding is explicit
+ *    and must be zero;
+ *  - unknown flag bits are -EINVAL.
+ * Released numbers and layouts never change; new fields go at the end.
+ */
+#ifndef _UAPI_LINUX_PROFIL_H
+#define _UAPI_LINUX_PROFIL_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+/* The classic scale: 0x10000 maps each 2 bytes of text onto one bin. */
+#define PROFIL_SCALE_ONE	0x10000
+
+/* struct profil_region.flags */
+#define PROFIL_REGION_U32	0x1U /* 32-bit bins (default 16-bit) */
+#define PROFIL_REGION_OVERFLOW	0x2U /* one bin for PCs in no region */
+#define PROFIL_REGION_FLAGS	(PROFIL_REGION_U32 | PROFIL_REGION_OVERFLOW)
+
+/*
+ * One histogram region.  A PC counts in bin
+ *	((pc - offset) >> 1) * scale >> 16
+ * computed without overflow, if that bin lies inside the buffer.  Bins are
+ * 16-bit (saturating at 0xffff) or 32-bit (saturating at 0xffffffff) and
+ * must be naturally aligned.
+ */
+struct profil_region {
+	__aligned_u64 buf;	/* user address of the bins */
+	__aligned_u64 bufsize;	/* bytes; a trailing odd byte is never used */
+	__aligned_u64 offset;	/* the PC that maps onto bin 0 */
+	__u32 scale;		/* 1..PROFIL_SCALE_ONE, 16.16 fixed point */
+	__u32 flags;		/* PROFIL_REGION_* */
+};
+
+/* struct profil_setup.mode */
+#define PROFIL_MODE_HIST	0 /* histogram regions (profil, sprofil) */
+#define PROFIL_MODE_PCSAMPLE	1 /* raw PCs into one __u64 array */
+
+/* struct profil_setup.flags */
+#define PROFIL_F_NOINHERIT	0x1U /* a forked child is not profiled */
+#define PROFIL_F_ALL		(PROFIL_F_NOINHERIT)
+
+/* Limits a setup must respect. */
+#define PROFIL_MAX_REGIONS	1024
+
+/*
+ * PROFIL_IOC_SETUP argument.  Arms (or re-arms, replacing what ran before)
+ * the session of the calling process.  On success 'rate' is set to the
+ * sampling rate in use.
+ */
+struct profil_setup {
+	__u32 size;		/* sizeof(struct profil_setup) */
+	__u32 flags;		/* PROFIL_F_* */
+	__u32 mode;		/* PROFIL_MODE_* */
+	__u32 rate;		/* in: Hz, 0 = HZ; out: the rate in use */
+	__u32 nr_regions;	/* entries in 'regions' */
+	__u32 region_size;	/* sizeof(struct profil_region) */
+	__aligned_u64 regions;	/* user address of struct profil_region[] */
+};
+
+#define PROFIL_SETUP_SIZE_VER0	32 /* first published struct profil_setup */
+#define PROFIL_REGION_SIZE_VER0	32 /* first published struct profil_region */
+
+/* struct profil_stats.state */
+#define PROFIL_STATE_OFF	0 /* never armed, or stopped */
+#define PROFIL_STATE_ON		1 /* sampling */
+
+/* struct profil_stats.stop_reason: why the last session ended */
+#define PROFIL_STOP_NONE	0 /* still running, or never armed */
+#define PROFIL_STOP_USER	1 /* PROFIL_IOC_OFF */
+#define PROFIL_STOP_REPLACED	2 /* re-armed by PROFIL_IOC_SETUP */
+#define PROFIL_STOP_FAULT	3 /* the buffer was unmapped or invalidated */
+#define PROFIL_STOP_FULL	4 /* pcsample buffer full */
+
+/*
+ * PROFIL_IOC_STATS argument.  Counters cover the life of the process's
+ * session, across re-arms.  On return 'size' is the number of bytes the
+ * kernel wrote.
+ */
+struct profil_stats {
+	__u32 size;		/* sizeof(struct profil_stats) */
+	__u32 state;		/* PROFIL_STATE_* */
+	__u32 stop_reason;	/* PROFIL_STOP_* */
+	__u32 rate;		/* Hz of the current or last session */
+	__aligned_u64 period_ns; /* CPU time per sample */
+	__aligned_u64 samples;	/* samples added to a bin (or stored PCs) */
+	__aligned_u64 out_of_range; /* samples whose PC fell in no bin */
+	__aligned_u64 saturated; /* samples lost to a bin already at its max */
+	__aligned_u64 missed;	/* samples that had nowhere to go yet */
+	__aligned_u64 armed;	/* successful PROFIL_IOC_SETUP calls */
+};
+
+#define PROFIL_STATS_SIZE_VER0	64 /* first published struct profil_stats */
+
+#define PROFIL_IOC_MAGIC	0xB9
+#define PROFIL_IOC_SETUP	_IOWR(PROFIL_IOC_MAGIC, 1, struct profil_setup)
+#define PROFIL_IOC_OFF		_IO(PROFIL_IOC_MAGIC, 2)
+#define PROFIL_IOC_STATS	_IOWR(PROFIL_IOC_MAGIC, 3, struct profil_stats)
+
+#endif /* _UAPI_LINUX_PROFIL_H */
