@@ -1,0 +1,15 @@
+#!/bin/sh
+# build-kmod.sh KVER: profil.ko for KVER in build/kmod/KVER with W=1;
+# prints the compiler's warnings, fails on any.
+set -eu
+kver=$1
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/build/kmod/$kver
+rm -rf "$out"
+mkdir -p "$out"
+cp -r "$top/Kbuild" "$top/kmod" "$top/uapi" "$out/"
+make -s -C "/lib/modules/$kver/build" M="$out" W=1 modules > "$out/build.log" 2>&1 ||
+	{ cat "$out/build.log"; exit 1; }
+if grep -E 'warning:|error:' "$out/build.log"; then
+	exit 1
+fi

@@ -1,0 +1,61 @@
+#!/bin/sh
+# make check: for every kernel of the matrix, build profil.ko with W=1, boot
+# the kernel under QEMU with the selftests, and count the TAP it prints.
+# The host fails a kernel on any "not ok", on BUG/WARNING/oops/lockdep in
+# its dmesg, on unbalanced pins and on a guest that did not finish.
+# The last line is "N passed, N failed, N skipped".
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+b=$top/build
+mkdir -p "$b"
+pass=0 fail=0 skip=0
+start=$(date +%s)
+
+tap() { # tap LOG: counts of the TAP lines in a guest log
+	awk '
+	/^@@ dmesg begin/ { indmesg = 1 }
+	/^@@ dmesg end/ { indmesg = 0; next }
+	indmesg { next }
+	/^ok / { if ($0 ~ /# SKIP/) s++; else p++ }
+	/^not ok / { f++ }
+	END { printf "%d %d %d\n", p, f, s }' "$1"
+}
+
+kernels=$("$top/scripts/kernels.sh")
+[ -n "$kernels" ] || { echo "no kernel with headers installed (make deps)"; echo "0 passed, 1 failed"; exit 1; }
+
+for k in $kernels; do
+	t0=$(date +%s)
+	log=$b/guest-$k.log
+	echo "== $k: building profil.ko (W=1)"
+	if ! "$top/scripts/build-kmod.sh" "$k"; then
+		echo "not ok - build: profil.ko for $k"
+		fail=$((fail + 1))
+		continue
+	fi
+	echo "== $k: booting the guest (QEMU TCG)"
+	"$top/scripts/guest-run.sh" "$k" check "$log"
+	set -- $(tap "$log")
+	p=$1 f=$2 s=$3
+	grep -E '^not ok ' "$log" | sed "s/^/   [$k] /"
+	if ! grep -q '^@@ guest done' "$log"; then
+		echo "not ok - $k: the guest did not finish (see $log)"
+		tail -n 40 "$log" | sed 's/^/   | /'
+		f=$((f + 1))
+	fi
+	bad=$(sed -n '/^@@ dmesg begin/,/^@@ dmesg end/p' "$log" |
+	      grep -E 'BUG:|WARNING:|Oops|lockdep|possible circular|general protection|Call Trace|refcount_t:' || true)
+	if [ -n "$bad" ]; then
+		echo "not ok - $k: dmesg has kernel errors:"
+		echo "$bad" | head -n 20 | sed 's/^/   | /'
+		f=$((f + 1))
+	else
+		p=$((p + 1))
+	fi
+	echo "== $k: $p passed, $f failed, $s skipped ($(( $(date +%s) - t0 )) s; log $log)"
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+done
+
+echo "== make check took $(( $(date +%s) - start )) s"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

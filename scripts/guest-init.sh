@@ -1,0 +1,61 @@
+#!/bin/sh
+# /init of the test guest: load profil.ko, run what the kernel command line
+# asks for (profil.mode=check or profil.mode=demo), print the results on
+# the console between markers the host reads, power off.
+export PATH=/bin:/sbin PROFIL_KO=/opt/profil/profil.ko
+# libprofil.so.0 sits next to the programs.
+export LD_LIBRARY_PATH=/opt/profil
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+chmod 1777 /tmp
+cd /tmp
+dmesg -n 1
+
+mode=check
+for a in $(cat /proc/cmdline); do
+	case "$a" in profil.mode=*) mode=${a#profil.mode=} ;; esac
+done
+
+vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+
+echo "@@ guest $(uname -r) mode $mode"
+if insmod "$PROFIL_KO"; then
+	echo "ok - guest: insmod profil.ko"
+else
+	echo "not ok - guest: insmod profil.ko"
+fi
+
+if [ "$mode" = demo ]; then
+	echo "@@ demo begin"
+	/opt/profil/runas 65534 /opt/profil/hotspots
+	echo "@@ demo end"
+else
+	echo "@@ run root profil_test"
+	/opt/profil/profil_test
+	echo "@@ run user profil_test"
+	/opt/profil/runas 65534 /opt/profil/profil_test
+	if rmmod profil; then
+		echo "ok - guest: rmmod profil with no session left"
+	else
+		echo "not ok - guest: rmmod profil with no session left"
+	fi
+	echo "@@ run root nomod_test"
+	/opt/profil/nomod_test
+	echo "@@ run user nomod_test"
+	/opt/profil/runas 65534 /opt/profil/nomod_test
+fi
+
+acq=$(vmstat nr_foll_pin_acquired)
+rel=$(vmstat nr_foll_pin_released)
+if [ "$acq" = "$rel" ]; then
+	echo "ok - guest: pins balanced (acquired $acq, released $rel)"
+else
+	echo "not ok - guest: pins balanced (acquired $acq, released $rel)"
+fi
+echo "@@ dmesg begin"
+dmesg
+echo "@@ dmesg end"
+echo "@@ guest done"
+poweroff -f

@@ -1,0 +1,38 @@
+#!/bin/sh
+# mkinitramfs.sh OUT KO FILE...: a busybox initramfs holding profil.ko as
+# /opt/profil/profil.ko, the given programs in /opt/profil, the shared
+# libraries they need, and scripts/guest-init.sh as /init.
+set -eu
+out=$1 ko=$2
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+chmod 755 "$root"
+
+mkdir -p "$root/bin" "$root/opt/profil" "$root/proc" "$root/sys" \
+	 "$root/dev" "$root/tmp" "$root/etc"
+cp /bin/busybox "$root/bin/busybox"
+for applet in $(/bin/busybox --list); do
+	[ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
+done
+ln -s bin "$root/sbin"
+printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' \
+	> "$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
+cp "$ko" "$root/opt/profil/profil.ko"
+cp "$here/guest-init.sh" "$root/init"
+chmod 755 "$root/init"
+
+for f in "$@"; do
+	cp -L "$f" "$root/opt/profil/"
+	# Each library a program needs, at the path the loader looks for it.
+	ldd "$f" 2>/dev/null | awk '/=>/ { print $3 } /^\t\// { print $1 }' |
+	while read -r lib; do
+		[ -e "$lib" ] || continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+done
+
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out"

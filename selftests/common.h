@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the profil selftests: direct ioctls, stats, and spin
+ * loops whose PCs are known to the byte and that run for a given amount of
+ * the calling thread's CPU time (never wall time: TCG's clock lies).
+ */
+#ifndef PROFIL_SELFTEST_COMMON_H
+#define PROFIL_SELFTEST_COMMON_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/profil.h>
+#include "profil.h"
+
+/*
+ * spin_a and spin_b: "1: cmpl $0,(%rdi); je 1b; ret", each alone between
+ * 256 bytes of int3, so that any PC within 256 bytes of one is that loop's.
+ * The cmp is at +0, the je at +3, the ret at +5.
+ */
+asm(".pushsection .text.profil_spin,\"ax\",@progbits\n"
+    ".balign 64\n"
+    ".skip 256, 0xcc\n"
+    ".globl spin_a\n"
+    ".type spin_a,@function\n"
+    "spin_a:\n"
+    "1:	cmpl $0, (%rdi)\n"
+    "	je 1b\n"
+    "	ret\n"
+    ".size spin_a, .-spin_a\n"
+    ".skip 256, 0xcc\n"
+    ".globl spin_b\n"
+    ".type spin_b,@function\n"
+    "spin_b:\n"
+    "1:	cmpl $0, (%rdi)\n"
+    "	je 1b\n"
+    "	ret\n"
+    ".size spin_b, .-spin_b\n"
+    ".skip 256, 0xcc\n"
+    ".popsection\n");
+
+void spin_a(volatile int *stop);
+void spin_b(volatile int *stop);
+
+#define SPIN_PAD	256
+#define NSEC		1000000000ULL
+
+static inline uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
+static void spin_stop(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	*(volatile int *)si->si_value.sival_ptr = 1;
+}
+
+/*
+ * Run @fn until the calling thread has used @ns more nanoseconds of CPU
+ * time (a CPU-time timer stops it); return the CPU time really used.
+ */
+static inline uint64_t spin_cpu(void (*fn)(volatile int *), uint64_t ns)
+{
+	struct sigaction sa = { .sa_sigaction = spin_stop,
+				.sa_flags = SA_SIGINFO | SA_RESTART };
+	struct itimerspec its = { .it_value = { ns / NSEC, ns % NSEC } };
+	struct sigevent sev = { 0 };
+	volatile int stop = 0;
+	uint64_t t0, t1;
+	timer_t timer;
+
+	sigaction(SIGRTMIN, &sa, NULL);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGRTMIN;
+	sev.sigev_value.sival_ptr = (void *)&stop;
+	sev._sigev_un._tid = syscall(SYS_gettid);
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer))
+		abort();
+	t0 = thread_cpu_ns();
+	timer_settime(timer, 0, &its, NULL);
+	fn(&stop);
+	t1 = thread_cpu_ns();
+	timer_delete(timer);
+	return t1 - t0;
+}
+
+/* One ioctl on a fresh /dev/profil fd: 0 or -errno. */
+static inline int dev_ioctl(unsigned long cmd, void *arg)
+{
+	int fd = open("/dev/profil", O_RDWR | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, cmd, arg) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static inline int arm_regions(struct profil_region *r, unsigned int n,
+			      unsigned int rate)
+{
+	struct profil_setup s = {
+		.size = sizeof(s),
+		.rate = rate,
+		.nr_regions = n,
+		.region_size = sizeof(*r),
+		.regions = (uintptr_t)r,
+	};
+
+	return dev_ioctl(PROFIL_IOC_SETUP, &s);
+}
+
+/* A 16-bit region of @bytes at @buf with bin 0 at @offset. */
+static inline int arm_one(void *buf, uint64_t bytes, uint64_t offset,
+			  unsigned int scale, unsigned int rate)
+{
+	struct profil_region r = {
+		.buf = (uintptr_t)buf, .bufsize = bytes,
+		.offset = offset, .scale = scale,
+	};
+
+	return arm_regions(&r, 1, rate);
+}
+
+static inline struct profil_stats get_stats(void)
+{
+	struct profil_stats st;
+
+	memset(&st, 0xcc, sizeof(st));
+	st.size = sizeof(st);
+	if (dev_ioctl(PROFIL_IOC_STATS, &st))
+		abort();
+	return st;
+}
+
+static inline uint64_t sum16(const uint16_t *b, size_t n)
+{
+	uint64_t s = 0;
+
+	while (n--)
+		s += *b++;
+	return s;
+}
+
+/* Samples expected for @ns of CPU time at @rate. */
+static inline double expected(uint64_t ns, unsigned int rate)
+{
+	return (double)ns * rate / NSEC;
+}
+
+static inline int module_loaded(void)
+{
+	return access("/dev/profil", F_OK) == 0;
+}
+
+#endif /* PROFIL_SELFTEST_COMMON_H */

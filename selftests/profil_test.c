@@ -1,0 +1,1010 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * profil.ko and libprofil selftests: the contract of profil(), the bin
+ * formula, counting, threads, memlock and the ioctl ABI.  Run as root and as
+ * an unprivileged user inside a guest kernel; every test runs in its own
+ * process, so no session outlives a test.
+ */
+#define _GNU_SOURCE
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+
+#include "common.h"
+#include "kselftest_harness.h"
+
+#define RATE	1000		/* Hz for most tests: 1 sample per ms */
+#define SPIN	(300 * 1000000ULL) /* 0.3 s of CPU */
+#define NBINS	(2 * SPIN_PAD / 2) /* bins covering spin +- SPIN_PAD, 1:1 */
+
+static uintptr_t pc_a(void)
+{
+	return (uintptr_t)spin_a;
+}
+
+/* ------------------------------------------------------------------ bins */
+
+FIXTURE(bins) {
+	uint16_t *buf;
+	size_t len;
+};
+
+FIXTURE_SETUP(bins)
+{
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	self->len = 4 * 4096;
+	self->buf = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+}
+
+FIXTURE_TEARDOWN(bins)
+{
+	profil(NULL, 0, 0, 0);
+	if (self->buf)
+		munmap(self->buf, self->len);
+}
+
+/* Spin in spin_a with @buf/@nbins at @off and @scale; return samples. */
+static uint64_t run_spin(struct __test_metadata *_metadata, uint16_t *buf,
+			 size_t nbins, uintptr_t off, unsigned int scale)
+{
+	struct profil_stats st0, st1;
+	uint64_t ns;
+
+	st0 = get_stats();
+	ASSERT_EQ(0, arm_one(buf, nbins * 2, off, scale, RATE));
+	ns = spin_cpu(spin_a, SPIN);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	st1 = get_stats();
+	TH_LOG("cpu %.3f s, expected %.0f, samples %llu, out of range %llu",
+	       ns / 1e9, expected(ns, RATE),
+	       (unsigned long long)(st1.samples - st0.samples),
+	       (unsigned long long)(st1.out_of_range - st0.out_of_range));
+	/* Everything the kernel counted is in the buffer, nothing more. */
+	EXPECT_EQ(st1.samples - st0.samples, sum16(buf, nbins));
+	return ns;
+}
+
+TEST_F_TIMEOUT(bins, scale_0x10000_one_bin_per_halfword, 120)
+{
+	uint64_t ns = run_spin(_metadata, self->buf, NBINS,
+			       pc_a() - SPIN_PAD, 0x10000);
+	uint64_t in = 0;
+	size_t i;
+
+	/* cmp at +0 -> bin 128, je at +3 -> bin 129, ret at +5 -> 130. */
+	for (i = 0; i < NBINS; i++) {
+		if (i >= SPIN_PAD / 2 && i <= SPIN_PAD / 2 + 2)
+			in += self->buf[i];
+		else
+			EXPECT_EQ(0, self->buf[i]) TH_LOG("bin %zu", i);
+	}
+	EXPECT_GE(in, 0.9 * expected(ns, RATE));
+}
+
+TEST_F_TIMEOUT(bins, scale_0x8000_one_bin_per_word, 120)
+{
+	uint64_t ns = run_spin(_metadata, self->buf, NBINS / 2,
+			       pc_a() - SPIN_PAD, 0x8000);
+	size_t i;
+
+	/* +0 and +3 -> bin 64, +5 -> bin 65. */
+	for (i = 0; i < NBINS / 2; i++)
+		if (i != SPIN_PAD / 4 && i != SPIN_PAD / 4 + 1)
+			EXPECT_EQ(0, self->buf[i]) TH_LOG("bin %zu", i);
+	EXPECT_GE(self->buf[SPIN_PAD / 4] + self->buf[SPIN_PAD / 4 + 1],
+		  0.9 * expected(ns, RATE));
+}
+
+TEST_F_TIMEOUT(bins, scale_0xc000_pc_at_offset_plus_3_in_bin_0, 120)
+{
+	uint64_t ns = run_spin(_metadata, self->buf, 8, pc_a() - 3, 0xc000);
+
+	/*
+	 * glibc: ((pc - off) / 2) * scale / 65536.  The cmp at off+3 is bin
+	 * 0, the je at off+6 bin 2, the ret at off+8 bin 3; bin 1 is empty.
+	 */
+	EXPECT_GT(self->buf[0], 0);
+	EXPECT_EQ(0, self->buf[1]);
+	EXPECT_EQ(0, self->buf[4]);
+	EXPECT_GE(sum16(self->buf, 8), 0.9 * expected(ns, RATE));
+}
+
+TEST_F_TIMEOUT(bins, pc_below_offset_not_counted, 120)
+{
+	struct profil_stats st0 = get_stats(), st1;
+	uint64_t ns;
+
+	ASSERT_EQ(0, profil(self->buf, NBINS * 2, pc_a() + 6, 0x10000));
+	ns = spin_cpu(spin_a, SPIN);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	st1 = get_stats();
+	EXPECT_EQ(0, sum16(self->buf, NBINS));
+	EXPECT_EQ(st0.samples, st1.samples);
+	EXPECT_GE(st1.out_of_range - st0.out_of_range,
+		  0.9 * expected(ns, st1.rate));
+}
+
+/* The bin after the last one lies on a PROT_NONE guard page. */
+TEST_F_TIMEOUT(bins, pc_past_buffer_not_counted_guard_page, 120)
+{
+	uint8_t *page = (uint8_t *)self->buf + 4096;
+	uint16_t *last = (uint16_t *)(page + 4096 - 2);
+	struct profil_stats st0 = get_stats(), st1;
+
+	ASSERT_EQ(0, mprotect(page + 4096, 4096, PROT_NONE));
+	*last = 0;
+	/* 1 bin; the loop maps onto bin 1, just past the end. */
+	ASSERT_EQ(0, arm_one(last, 2, pc_a() - 2, 0x10000, RATE));
+	spin_cpu(spin_a, SPIN);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	st1 = get_stats();
+	EXPECT_EQ(0, *last);
+	EXPECT_EQ(st0.samples, st1.samples);
+	EXPECT_GT(st1.out_of_range, st0.out_of_range);
+}
+
+TEST_F_TIMEOUT(bins, odd_sized_buffer_last_byte_untouched, 120)
+{
+	uint8_t *page = (uint8_t *)self->buf + 4096;
+	uint8_t *b = page + 4096 - 4;
+
+	ASSERT_EQ(0, mprotect(page + 4096, 4096, PROT_NONE));
+	memset(b, 0, 2);
+	b[2] = 0xab;
+	b[3] = 0xcd;
+	/*
+	 * 3 bytes: one bin and an odd byte.  The loop maps onto bin 1, which
+	 * would be the odd byte and the one after it.
+	 */
+	ASSERT_EQ(0, profil((unsigned short *)b, 3, pc_a() - 2, 0x10000));
+	spin_cpu(spin_a, SPIN);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	EXPECT_EQ(0xab, b[2]);
+	EXPECT_EQ(0xcd, b[3]);
+	EXPECT_EQ(0, b[0]);
+	EXPECT_EQ(0, b[1]);
+}
+
+TEST_F_TIMEOUT(bins, bin_at_0xfff0_saturates_at_0xffff, 120)
+{
+	struct profil_stats st0 = get_stats(), st1;
+
+	self->buf[0] = 0xfff0;
+	ASSERT_EQ(0, arm_one(self->buf, 2, pc_a(), 0x100, 10000));
+	spin_cpu(spin_a, SPIN / 3);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	st1 = get_stats();
+	EXPECT_EQ(0xffff, self->buf[0]);
+	EXPECT_EQ(15, st1.samples - st0.samples);
+	EXPECT_GT(st1.saturated - st0.saturated, 100);
+}
+
+TEST_F_TIMEOUT(bins, u32_bin_saturates_at_0xffffffff, 120)
+{
+	uint32_t *b = (uint32_t *)self->buf;
+	struct profil_region r = {
+		.buf = (uintptr_t)b, .bufsize = 8, .offset = pc_a(),
+		.scale = 0x100, .flags = PROFIL_REGION_U32,
+	};
+
+	b[0] = 0xfffffff0;
+	b[1] = 0x12345678;
+	ASSERT_EQ(0, arm_regions(&r, 1, 10000));
+	spin_cpu(spin_a, SPIN / 3);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	EXPECT_EQ(0xffffffffU, b[0]);
+	EXPECT_EQ(0x12345678U, b[1]);
+}
+
+TEST_F_TIMEOUT(bins, far_pc_does_not_alias_into_bin_0, 120)
+{
+	struct profil_stats st0 = get_stats(), st1;
+	uintptr_t off = pc_a() - (1ULL << 33);
+
+	if (pc_a() < (1ULL << 33))
+		SKIP(return, "text below 8 GiB (not PIE)");
+	/* (pc - off) / 2 == 1 << 32: a 32-bit index would be bin 0. */
+	ASSERT_EQ(0, arm_one(self->buf, NBINS * 2, off, 0x10000, RATE));
+	spin_cpu(spin_a, SPIN);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	st1 = get_stats();
+	EXPECT_EQ(0, sum16(self->buf, NBINS));
+	EXPECT_EQ(st0.samples, st1.samples);
+}
+
+TEST_F_TIMEOUT(bins, overlapping_regions_larger_offset_wins, 120)
+{
+	uint16_t *lo = self->buf, *hi = self->buf + 1024;
+	struct profil_region r[2] = {
+		{ .buf = (uintptr_t)hi, .bufsize = 16, .offset = pc_a(),
+		  .scale = 0x10000 },
+		{ .buf = (uintptr_t)lo, .bufsize = NBINS * 2,
+		  .offset = pc_a() - SPIN_PAD, .scale = 0x10000 },
+	};
+
+	ASSERT_EQ(0, arm_regions(r, 2, RATE));
+	spin_cpu(spin_a, SPIN);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	EXPECT_GT(hi[0] + hi[1], 0);
+	EXPECT_EQ(0, sum16(lo, NBINS));
+}
+
+TEST_F_TIMEOUT(bins, overflow_region_takes_pcs_in_no_region, 120)
+{
+	uint16_t *reg = self->buf, *ovf = self->buf + 1024;
+	struct profil_region r[2] = {
+		{ .buf = (uintptr_t)ovf, .bufsize = 2,
+		  .flags = PROFIL_REGION_OVERFLOW },
+		{ .buf = (uintptr_t)reg, .bufsize = 16, .offset = pc_a() + 64,
+		  .scale = 0x10000 },
+	};
+	uint64_t ns;
+
+	ASSERT_EQ(0, arm_regions(r, 2, RATE));
+	ns = spin_cpu(spin_a, SPIN);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	EXPECT_EQ(0, sum16(reg, 8));
+	EXPECT_GE(ovf[0], 0.9 * expected(ns, RATE));
+	EXPECT_EQ(0, ovf[1]);
+}
+
+/* -------------------------------------------------------------- contract */
+
+FIXTURE(contract) {
+	uint16_t *buf;
+};
+
+FIXTURE_SETUP(contract)
+{
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	self->buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+}
+
+FIXTURE_TEARDOWN(contract)
+{
+	profil(NULL, 0, 0, 0);
+}
+
+TEST_F_TIMEOUT(contract, size_0_counts_nothing, 120)
+{
+	struct profil_stats st0, st1;
+
+	ASSERT_EQ(0, profil(self->buf, 0, pc_a() - SPIN_PAD, 0x10000));
+	st0 = get_stats();
+	EXPECT_EQ(PROFIL_STATE_ON, st0.state);
+	spin_cpu(spin_a, SPIN / 3);
+	st1 = get_stats();
+	EXPECT_EQ(st0.samples, st1.samples);
+	EXPECT_GT(st1.out_of_range, st0.out_of_range);
+	EXPECT_EQ(0, sum16(self->buf, 4096));
+}
+
+TEST_F_TIMEOUT(contract, scale_above_0x10000_is_einval_session_kept, 120)
+{
+	struct profil_stats st0, st1;
+
+	ASSERT_EQ(0, profil(self->buf, 4096, pc_a() - SPIN_PAD, 0x10000));
+	st0 = get_stats();
+	errno = 0;
+	EXPECT_EQ(-1, profil(self->buf, 4096, 0, 0x10001));
+	EXPECT_EQ(EINVAL, errno);
+	st1 = get_stats();
+	EXPECT_EQ(PROFIL_STATE_ON, st1.state);
+	EXPECT_EQ(st0.armed, st1.armed);
+	spin_cpu(spin_a, SPIN / 3);
+	EXPECT_GT(sum16(self->buf, 2048), 0);
+}
+
+TEST_F(contract, readonly_buffer_is_efault_nothing_enabled)
+{
+	struct profil_stats st;
+
+	ASSERT_EQ(0, mprotect(self->buf, 8192, PROT_READ));
+	errno = 0;
+	EXPECT_EQ(-1, profil(self->buf, 4096, pc_a(), 0x10000));
+	EXPECT_EQ(EFAULT, errno);
+	st = get_stats();
+	EXPECT_EQ(PROFIL_STATE_OFF, st.state);
+	EXPECT_EQ(0, st.armed);
+}
+
+TEST_F(contract, partly_unmapped_buffer_is_efault_nothing_enabled)
+{
+	ASSERT_EQ(0, munmap((char *)self->buf + 4096, 4096));
+	errno = 0;
+	EXPECT_EQ(-1, profil(self->buf, 8192, pc_a(), 0x10000));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(PROFIL_STATE_OFF, get_stats().state);
+	errno = 0;
+	EXPECT_EQ(-1, profil((unsigned short *)0xffff800000000000ULL, 64, 0,
+			     0x10000));
+	EXPECT_EQ(EFAULT, errno);
+}
+
+TEST_F_TIMEOUT(contract, rearm_replaces_previous_buffer, 120)
+{
+	uint16_t *second = self->buf + 2048;
+	struct profil_stats st;
+
+	ASSERT_EQ(0, profil(self->buf, NBINS * 2, pc_a() - SPIN_PAD, 0x10000));
+	spin_cpu(spin_a, SPIN / 3);
+	ASSERT_EQ(0, profil(second, NBINS * 2, pc_a() - SPIN_PAD, 0x10000));
+	memset(self->buf, 0, NBINS * 2);
+	spin_cpu(spin_a, SPIN / 3);
+	st = get_stats();
+	EXPECT_EQ(2, st.armed);
+	EXPECT_EQ(PROFIL_STATE_ON, st.state);
+	EXPECT_EQ(0, sum16(self->buf, NBINS));
+	EXPECT_GT(sum16(second, NBINS), 0);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	EXPECT_EQ(PROFIL_STOP_USER, get_stats().stop_reason);
+}
+
+FIXTURE(off) {
+	uint16_t *buf;
+};
+
+FIXTURE_SETUP(off)
+{
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	self->buf = calloc(2048, 2);
+	ASSERT_NE(NULL, self->buf);
+}
+
+FIXTURE_TEARDOWN(off)
+{
+	profil(NULL, 0, 0, 0);
+	free(self->buf);
+}
+
+FIXTURE_VARIANT(off) {
+	unsigned int scale;
+	int null_buf;
+};
+
+FIXTURE_VARIANT_ADD(off, null_buffer) { .null_buf = 1, .scale = 0x10000 };
+FIXTURE_VARIANT_ADD(off, scale_0) { .scale = 0 };
+FIXTURE_VARIANT_ADD(off, scale_1) { .scale = 1 };
+
+/* profil(NULL, ...), scale 0 and scale 1: 0, and profiling is off. */
+TEST_F_TIMEOUT(off, turns_profiling_off, 120)
+{
+	unsigned short *b = variant->null_buf ? NULL : self->buf;
+	struct profil_stats st0, st1;
+
+	ASSERT_EQ(0, profil(self->buf, 4096, pc_a() - SPIN_PAD, 0x10000));
+	ASSERT_EQ(PROFIL_STATE_ON, get_stats().state);
+	ASSERT_EQ(0, profil(b, 4096, pc_a() - SPIN_PAD, variant->scale));
+	st0 = get_stats();
+	EXPECT_EQ(PROFIL_STATE_OFF, st0.state);
+	EXPECT_EQ(PROFIL_STOP_USER, st0.stop_reason);
+	memset(self->buf, 0, 4096);
+	spin_cpu(spin_a, SPIN / 3);
+	st1 = get_stats();
+	EXPECT_EQ(st0.samples, st1.samples);
+	EXPECT_EQ(st0.out_of_range, st1.out_of_range);
+	EXPECT_EQ(0, sum16(self->buf, 2048));
+}
+
+/* ------------------------------------------------------------------ rate */
+
+FIXTURE(rate) {
+	uint16_t *buf;
+};
+
+FIXTURE_SETUP(rate)
+{
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	self->buf = calloc(NBINS, 2);
+	ASSERT_NE(NULL, self->buf);
+}
+
+FIXTURE_TEARDOWN(rate)
+{
+	profil(NULL, 0, 0, 0);
+	free(self->buf);
+}
+
+FIXTURE_VARIANT(rate) {
+	unsigned int rate;	/* 0: the kernel's HZ */
+};
+
+FIXTURE_VARIANT_ADD(rate, hz) { .rate = 0 };
+FIXTURE_VARIANT_ADD(rate, r1000) { .rate = 1000 };
+FIXTURE_VARIANT_ADD(rate, r10000) { .rate = 10000 };
+
+/* Samples = CPU time x rate, within 10%; the rate is reported truly. */
+TEST_F_TIMEOUT(rate, samples_match_cpu_time, 120)
+{
+	struct profil_region r = {
+		.buf = (uintptr_t)self->buf, .bufsize = NBINS * 2,
+		.offset = pc_a() - SPIN_PAD, .scale = 0x10000,
+	};
+	struct profil_setup s = {
+		.size = sizeof(s), .rate = variant->rate, .nr_regions = 1,
+		.region_size = sizeof(r), .regions = (uintptr_t)&r,
+	};
+	struct profil_stats st;
+	uint64_t ns, n;
+
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &s));
+	if (variant->rate) {
+		EXPECT_EQ(variant->rate, s.rate);
+	} else {
+		EXPECT_TRUE(s.rate == 100 || s.rate == 250 || s.rate == 300 ||
+			    s.rate == 1000) TH_LOG("HZ %u", s.rate);
+	}
+	ns = spin_cpu(spin_a, 2 * SPIN);
+	st = get_stats();
+	n = sum16(self->buf, NBINS);
+	TH_LOG("rate %u: cpu %.3f s, expected %.1f, samples %llu (%.1f%%)",
+	       s.rate, ns / 1e9, expected(ns, s.rate), (unsigned long long)n,
+	       100.0 * n / expected(ns, s.rate));
+	EXPECT_EQ(s.rate, st.rate);
+	EXPECT_EQ(NSEC / s.rate, st.period_ns);
+	EXPECT_GE(n, 0.9 * expected(ns, s.rate));
+	EXPECT_LE(n, 1.1 * expected(ns, s.rate) + 1);
+}
+
+FIXTURE(cpu) {
+	uint16_t *buf;
+};
+
+FIXTURE_SETUP(cpu)
+{
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	self->buf = calloc(NBINS, 2);
+	ASSERT_NE(NULL, self->buf);
+}
+
+FIXTURE_TEARDOWN(cpu)
+{
+	profil(NULL, 0, 0, 0);
+	free(self->buf);
+}
+
+TEST_F(cpu, above_max_rate_is_einval)
+{
+	struct profil_region r = {
+		.buf = (uintptr_t)self->buf, .bufsize = 2, .scale = 0x10000,
+	};
+
+	EXPECT_EQ(-EINVAL, arm_regions(&r, 1, 10001));
+	EXPECT_EQ(-EINVAL, arm_regions(&r, 1, ~0U));
+	EXPECT_EQ(0, arm_regions(&r, 1, 10000));
+}
+
+TEST_F_TIMEOUT(cpu, one_second_asleep_adds_nothing, 120)
+{
+	struct timespec one = { 1, 0 };
+	struct profil_stats st0, st1;
+	uint64_t t0, ns, n;
+
+	ASSERT_EQ(0, arm_one(self->buf, 2, 0, 2, 10000));
+	t0 = thread_cpu_ns();
+	st0 = get_stats();
+	nanosleep(&one, NULL);
+	st1 = get_stats();
+	ns = thread_cpu_ns() - t0;
+	n = st1.samples + st1.out_of_range - st0.samples - st0.out_of_range;
+	TH_LOG("asleep 1 s: %llu samples for %.2f ms of CPU",
+	       (unsigned long long)n, ns / 1e6);
+	/* Only the CPU the sleep and the ioctls cost: under 1% of 1 s. */
+	EXPECT_LE(n, 100);
+	EXPECT_LE(n, expected(ns, 10000) + 5);
+}
+
+/*
+ * Reading /dev/zero in 64 KiB blocks spends its time in the kernel; every
+ * tick there is charged to the user PC, the syscall in read().
+ */
+TEST_F_TIMEOUT(cpu, read_loop_system_time_charged_to_user_pc, 120)
+{
+	static char block[65536];
+	uintptr_t rd = (uintptr_t)read;
+	struct profil_stats st0, st1;
+	uint64_t t0, ns, n;
+	int fd = open("/dev/zero", O_RDONLY);
+	uint16_t near;
+
+	ASSERT_LE(0, fd);
+	/* Bins of 256 bytes from read - 1024: read() starts in bin 4. */
+	ASSERT_EQ(0, arm_one(self->buf, NBINS * 2, rd - 1024, 0x200, RATE));
+	st0 = get_stats();
+	t0 = thread_cpu_ns();
+	do {
+		ASSERT_EQ(sizeof(block), read(fd, block, sizeof(block)));
+	} while (thread_cpu_ns() - t0 < SPIN);
+	ns = thread_cpu_ns() - t0;
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	st1 = get_stats();
+	close(fd);
+	n = st1.samples + st1.out_of_range - st0.samples - st0.out_of_range;
+	near = self->buf[4] + self->buf[5];
+	TH_LOG("cpu %.3f s, expected %.0f, samples %llu, in read() %u",
+	       ns / 1e9, expected(ns, RATE), (unsigned long long)n, near);
+	EXPECT_GE(n, 0.9 * expected(ns, RATE));
+	EXPECT_LE(n, 1.1 * expected(ns, RATE) + 1);
+	EXPECT_GE(near, 0.5 * n);
+}
+
+/* --------------------------------------------------------------- threads */
+
+struct spinner {
+	void (*fn)(volatile int *);
+	uint64_t ns;
+	pthread_barrier_t *go;
+};
+
+static void *spinner_main(void *arg)
+{
+	struct spinner *s = arg;
+
+	if (s->go)
+		pthread_barrier_wait(s->go);
+	s->ns = spin_cpu(s->fn, SPIN);
+	return NULL;
+}
+
+FIXTURE(threads) {
+	uint16_t *buf;
+};
+
+FIXTURE_SETUP(threads)
+{
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	self->buf = calloc(4 * NBINS, 2);
+	ASSERT_NE(NULL, self->buf);
+}
+
+FIXTURE_TEARDOWN(threads)
+{
+	profil(NULL, 0, 0, 0);
+	free(self->buf);
+}
+
+/* Four threads hammer the same 2-byte range: no increment is lost. */
+TEST_F_TIMEOUT(threads, four_threads_one_bin_lose_nothing, 180)
+{
+	struct spinner s[4];
+	struct profil_stats st0, st1;
+	pthread_t t[4];
+	uint64_t ns = 0, n;
+	int i;
+
+	/* scale 2: the whole spin_a loop is one bin. */
+	ASSERT_EQ(0, arm_one(self->buf, 2, pc_a() - 2, 2, RATE));
+	st0 = get_stats();
+	for (i = 0; i < 4; i++) {
+		s[i] = (struct spinner){ .fn = spin_a };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, spinner_main, &s[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		ns += s[i].ns;
+	}
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	st1 = get_stats();
+	n = self->buf[0];
+	TH_LOG("cpu %.3f s, expected %.0f, bin %llu, counted %llu",
+	       ns / 1e9, expected(ns, RATE), (unsigned long long)n,
+	       (unsigned long long)(st1.samples - st0.samples));
+	EXPECT_EQ(st1.samples - st0.samples, n);
+	EXPECT_GE(n, 0.95 * expected(ns, RATE));
+	EXPECT_LE(n, 1.05 * expected(ns, RATE));
+}
+
+/* A thread from before the call and one from after are both sampled. */
+TEST_F_TIMEOUT(threads, threads_before_and_after_setup_sampled, 180)
+{
+	struct spinner a = { .fn = spin_a }, b = { .fn = spin_b };
+	uint16_t *ba = self->buf, *bb = self->buf + NBINS;
+	struct profil_region r[2] = {
+		{ .buf = (uintptr_t)ba, .bufsize = 2, .offset = pc_a() - 2,
+		  .scale = 2 },
+		{ .buf = (uintptr_t)bb, .bufsize = 2,
+		  .offset = (uintptr_t)spin_b - 2, .scale = 2 },
+	};
+	pthread_barrier_t go;
+	pthread_t ta, tb;
+
+	pthread_barrier_init(&go, NULL, 2);
+	a.go = &go;
+	ASSERT_EQ(0, pthread_create(&ta, NULL, spinner_main, &a));
+	ASSERT_EQ(0, arm_regions(r, 2, RATE));
+	ASSERT_EQ(0, pthread_create(&tb, NULL, spinner_main, &b));
+	pthread_barrier_wait(&go);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	TH_LOG("before: %u of %.0f, after: %u of %.0f", ba[0],
+	       expected(a.ns, RATE), bb[0], expected(b.ns, RATE));
+	EXPECT_GE(ba[0], 0.9 * expected(a.ns, RATE));
+	EXPECT_GE(bb[0], 0.9 * expected(b.ns, RATE));
+}
+
+/* --------------------------------------------------------------- memlock */
+
+static long vmlck_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* Root keeps its uid but loses CAP_IPC_LOCK, so the limit applies. */
+static int drop_cap_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[0].effective &= ~(1U << CAP_IPC_LOCK);
+	return syscall(SYS_capset, &h, d);
+}
+
+FIXTURE(memlock) {
+	void *buf;
+};
+
+FIXTURE_SETUP(memlock)
+{
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	self->buf = mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+}
+
+FIXTURE_TEARDOWN(memlock)
+{
+	profil(NULL, 0, 0, 0);
+}
+
+TEST_F(memlock, buffer_charged_to_locked_vm_and_returned)
+{
+	long before = vmlck_kb();
+
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, profil(self->buf, 16 * 4096, 0, 0x10000));
+	EXPECT_EQ(before + 64, vmlck_kb());
+	/* A replacement is charged for its own size only. */
+	ASSERT_EQ(0, profil(self->buf, 4 * 4096, 0, 0x10000));
+	EXPECT_EQ(before + 16, vmlck_kb());
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	EXPECT_EQ(before, vmlck_kb());
+}
+
+TEST_F(memlock, past_rlimit_memlock_is_enomem)
+{
+	struct rlimit rl = { 8 * 4096, 8 * 4096 };
+
+	ASSERT_EQ(0, drop_cap_ipc_lock());
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	errno = 0;
+	EXPECT_EQ(-1, profil(self->buf, 16 * 4096, 0, 0x10000));
+	EXPECT_EQ(ENOMEM, errno);
+	EXPECT_EQ(PROFIL_STATE_OFF, get_stats().state);
+	EXPECT_EQ(0, vmlck_kb());
+	/* Within the limit it works. */
+	EXPECT_EQ(0, profil(self->buf, 8 * 4096, 0, 0x10000));
+	EXPECT_EQ(32, vmlck_kb());
+}
+
+/* ------------------------------------------------------------------- abi */
+
+struct abi_args {
+	struct profil_setup *s;
+	struct profil_region *r;	/* regions[0], stride s->region_size */
+	unsigned char *setup_mem;	/* 8 KiB holding *s */
+	unsigned char *region_mem;	/* 8 KiB holding the regions */
+	void *buf;			/* a valid 4 KiB bin buffer */
+	void *arg;			/* what the ioctl gets */
+};
+
+#define REGION(a, i) \
+	((struct profil_region *)((a)->region_mem + (i) * (a)->s->region_size))
+
+FIXTURE(abi) {
+	struct abi_args a;
+	void *mem;
+	struct profil_stats before;
+};
+
+FIXTURE_VARIANT(abi) {
+	void (*mutate)(struct abi_args *a);
+	int err;
+};
+
+FIXTURE_SETUP(abi)
+{
+	struct abi_args *a = &self->a;
+
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	self->mem = mmap(NULL, 6 * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->mem);
+	/* The sixth page is a hole: PROT_NONE. */
+	ASSERT_EQ(0, mprotect((char *)self->mem + 5 * 4096, 4096, PROT_NONE));
+	a->setup_mem = self->mem;
+	a->region_mem = a->setup_mem + 8192;
+	a->buf = a->region_mem + 8192;
+	a->s = (struct profil_setup *)a->setup_mem;
+	a->r = (struct profil_region *)a->region_mem;
+	*a->s = (struct profil_setup){
+		.size = sizeof(*a->s), .rate = RATE, .nr_regions = 1,
+		.region_size = sizeof(*a->r), .regions = (uintptr_t)a->r,
+	};
+	*a->r = (struct profil_region){
+		.buf = (uintptr_t)a->buf, .bufsize = 4096,
+		.offset = pc_a() - SPIN_PAD, .scale = 0x10000,
+	};
+	a->arg = a->s;
+	/* A running session that every bad call must leave alone. */
+	ASSERT_EQ(0, profil(a->buf, 4096, pc_a() - SPIN_PAD, 0x10000));
+	self->before = get_stats();
+}
+
+FIXTURE_TEARDOWN(abi)
+{
+	profil(NULL, 0, 0, 0);
+}
+
+static void m_size_0(struct abi_args *a) { a->s->size = 0; }
+static void m_size_31(struct abi_args *a) { a->s->size = 31; }
+static void m_size_8192(struct abi_args *a) { a->s->size = 8192; }
+static void m_size_tail(struct abi_args *a)
+{
+	a->s->size = 40;
+	a->setup_mem[36] = 1;
+}
+static void m_arg_null(struct abi_args *a) { a->arg = NULL; }
+static void m_arg_kernel(struct abi_args *a)
+{
+	a->arg = (void *)0xffffffff81000000ULL;
+}
+static void m_flags(struct abi_args *a) { a->s->flags = 0x80000000; }
+static void m_mode(struct abi_args *a) { a->s->mode = 7; }
+static void m_mode_pcsample(struct abi_args *a)
+{
+	a->s->mode = PROFIL_MODE_PCSAMPLE;
+}
+static void m_rate(struct abi_args *a) { a->s->rate = 10001; }
+static void m_nr_0(struct abi_args *a) { a->s->nr_regions = 0; }
+static void m_nr_1025(struct abi_args *a)
+{
+	a->s->nr_regions = PROFIL_MAX_REGIONS + 1;
+}
+static void m_nr_huge(struct abi_args *a) { a->s->nr_regions = ~0U; }
+static void m_rsize_16(struct abi_args *a) { a->s->region_size = 16; }
+static void m_rsize_8192(struct abi_args *a) { a->s->region_size = 8192; }
+static void m_rsize_tail(struct abi_args *a)
+{
+	a->s->region_size = 40;
+	a->region_mem[36] = 1;
+}
+static void m_regions_null(struct abi_args *a) { a->s->regions = 0; }
+static void m_regions_kernel(struct abi_args *a)
+{
+	a->s->regions = 0xffffffff81000000ULL;
+}
+static void m_regions_past_end(struct abi_args *a)
+{
+	/* Two regions, the second in the hole after the mapping. */
+	a->s->nr_regions = 2;
+	a->s->regions = (uintptr_t)(a->setup_mem + 5 * 4096 - 32);
+	memcpy(a->setup_mem + 5 * 4096 - 32, a->r, 32);
+}
+static void m_r_flags(struct abi_args *a) { a->r->flags = 0x100; }
+static void m_r_scale_0(struct abi_args *a) { a->r->scale = 0; }
+static void m_r_scale_big(struct abi_args *a) { a->r->scale = 0x10001; }
+static void m_r_odd(struct abi_args *a) { a->r->buf++; }
+static void m_r_u32_misaligned(struct abi_args *a)
+{
+	a->r->buf += 2;
+	a->r->flags = PROFIL_REGION_U32;
+}
+static void m_r_wraps(struct abi_args *a)
+{
+	a->r->buf = ~0ULL - 1;
+	a->r->bufsize = 4;
+}
+static void m_r_huge(struct abi_args *a) { a->r->bufsize = 1ULL << 32; }
+static void m_r_kernel(struct abi_args *a)
+{
+	a->r->buf = 0xffff888000000000ULL;
+}
+static void m_r_unmapped(struct abi_args *a)
+{
+	a->r->buf = (uintptr_t)a->setup_mem + 5 * 4096;
+}
+static void m_r_second_bad(struct abi_args *a)
+{
+	a->s->nr_regions = 2;
+	*REGION(a, 1) = *a->r;
+	REGION(a, 1)->scale = 0;
+}
+static void m_r_two_overflow(struct abi_args *a)
+{
+	a->s->nr_regions = 2;
+	a->r->flags = PROFIL_REGION_OVERFLOW;
+	a->r->offset = 0;
+	a->r->scale = 0;
+	*REGION(a, 1) = *a->r;
+}
+static void m_r_overflow_offset(struct abi_args *a)
+{
+	a->r->flags = PROFIL_REGION_OVERFLOW;
+	a->r->scale = 0;
+}
+
+FIXTURE_VARIANT_ADD(abi, setup_size_0_is_einval) { m_size_0, EINVAL };
+FIXTURE_VARIANT_ADD(abi, setup_size_31_is_einval) { m_size_31, EINVAL };
+FIXTURE_VARIANT_ADD(abi, setup_size_8192_is_e2big) { m_size_8192, E2BIG };
+FIXTURE_VARIANT_ADD(abi, setup_longer_nonzero_tail_is_e2big) { m_size_tail, E2BIG };
+FIXTURE_VARIANT_ADD(abi, setup_null_is_efault) { m_arg_null, EFAULT };
+FIXTURE_VARIANT_ADD(abi, setup_kernel_pointer_is_efault) { m_arg_kernel, EFAULT };
+FIXTURE_VARIANT_ADD(abi, unknown_flag_is_einval) { m_flags, EINVAL };
+FIXTURE_VARIANT_ADD(abi, unknown_mode_is_einval) { m_mode, EINVAL };
+FIXTURE_VARIANT_ADD(abi, pcsample_mode_not_yet_eopnotsupp) { m_mode_pcsample, EOPNOTSUPP };
+FIXTURE_VARIANT_ADD(abi, rate_above_max_is_einval) { m_rate, EINVAL };
+FIXTURE_VARIANT_ADD(abi, zero_regions_is_einval) { m_nr_0, EINVAL };
+FIXTURE_VARIANT_ADD(abi, region_count_1025_is_e2big) { m_nr_1025, E2BIG };
+FIXTURE_VARIANT_ADD(abi, region_count_huge_is_e2big) { m_nr_huge, E2BIG };
+FIXTURE_VARIANT_ADD(abi, region_size_16_is_einval) { m_rsize_16, EINVAL };
+FIXTURE_VARIANT_ADD(abi, region_size_8192_is_e2big) { m_rsize_8192, E2BIG };
+FIXTURE_VARIANT_ADD(abi, region_longer_nonzero_tail_is_e2big) { m_rsize_tail, E2BIG };
+FIXTURE_VARIANT_ADD(abi, regions_null_is_efault) { m_regions_null, EFAULT };
+FIXTURE_VARIANT_ADD(abi, regions_kernel_pointer_is_efault) { m_regions_kernel, EFAULT };
+FIXTURE_VARIANT_ADD(abi, regions_past_mapping_is_efault) { m_regions_past_end, EFAULT };
+FIXTURE_VARIANT_ADD(abi, region_unknown_flag_is_einval) { m_r_flags, EINVAL };
+FIXTURE_VARIANT_ADD(abi, region_scale_0_is_einval) { m_r_scale_0, EINVAL };
+FIXTURE_VARIANT_ADD(abi, region_scale_0x10001_is_einval) { m_r_scale_big, EINVAL };
+FIXTURE_VARIANT_ADD(abi, region_odd_buffer_is_einval) { m_r_odd, EINVAL };
+FIXTURE_VARIANT_ADD(abi, region_u32_misaligned_is_einval) { m_r_u32_misaligned, EINVAL };
+FIXTURE_VARIANT_ADD(abi, region_wrapping_is_einval) { m_r_wraps, EINVAL };
+FIXTURE_VARIANT_ADD(abi, region_4gib_is_e2big) { m_r_huge, E2BIG };
+FIXTURE_VARIANT_ADD(abi, region_kernel_buffer_is_efault) { m_r_kernel, EFAULT };
+FIXTURE_VARIANT_ADD(abi, region_unmapped_buffer_is_efault) { m_r_unmapped, EFAULT };
+FIXTURE_VARIANT_ADD(abi, second_region_bad_is_einval) { m_r_second_bad, EINVAL };
+FIXTURE_VARIANT_ADD(abi, two_overflow_regions_is_einval) { m_r_two_overflow, EINVAL };
+FIXTURE_VARIANT_ADD(abi, overflow_region_with_offset_is_einval) { m_r_overflow_offset, EINVAL };
+
+/* Each malformed setup gets its errno and leaves the session as it was. */
+TEST_F(abi, malformed_setup_rejected_session_unchanged)
+{
+	struct profil_stats after;
+
+	variant->mutate(&self->a);
+	EXPECT_EQ(-variant->err, dev_ioctl(PROFIL_IOC_SETUP, self->a.arg));
+	after = get_stats();
+	EXPECT_EQ(PROFIL_STATE_ON, after.state);
+	EXPECT_EQ(self->before.armed, after.armed);
+	EXPECT_EQ(self->before.rate, after.rate);
+	EXPECT_EQ(PROFIL_STOP_NONE, after.stop_reason);
+}
+
+TEST(abi_grown_structs_with_zero_tails_accepted)
+{
+	unsigned char sm[64] = { 0 }, rm[48] = { 0 };
+	struct profil_setup *s = (void *)sm;
+	struct profil_region *r = (void *)rm;
+	uint16_t bins[8];
+
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	*r = (struct profil_region){ .buf = (uintptr_t)bins, .bufsize = 16,
+				     .scale = 0x10000 };
+	*s = (struct profil_setup){ .size = sizeof(sm), .nr_regions = 1,
+				    .region_size = sizeof(rm),
+				    .regions = (uintptr_t)r };
+	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, s));
+	EXPECT_NE(0, s->rate);
+	EXPECT_EQ(PROFIL_STATE_ON, get_stats().state);
+	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+}
+
+TEST(abi_unknown_ioctls_are_enotty)
+{
+	char arg[64] = { 0 };
+
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	EXPECT_EQ(-ENOTTY, dev_ioctl(_IO(PROFIL_IOC_MAGIC, 99), arg));
+	EXPECT_EQ(-ENOTTY, dev_ioctl(_IOW(PROFIL_IOC_MAGIC, 1, int), arg));
+	EXPECT_EQ(-ENOTTY, dev_ioctl(0x1234, arg));
+	EXPECT_EQ(-EINVAL, dev_ioctl(PROFIL_IOC_OFF, arg));
+}
+
+TEST(abi_stats_sizes_and_pointers)
+{
+	unsigned char big[128];
+	struct profil_stats *st = (void *)big;
+
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	memset(big, 0xcc, sizeof(big));
+	st->size = PROFIL_STATS_SIZE_VER0 - 8;
+	EXPECT_EQ(-EINVAL, dev_ioctl(PROFIL_IOC_STATS, st));
+	EXPECT_EQ(-EFAULT, dev_ioctl(PROFIL_IOC_STATS, NULL));
+	st->size = sizeof(big);
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_STATS, st));
+	/* The kernel wrote its 64 bytes, every one, and not one more. */
+	EXPECT_EQ(PROFIL_STATS_SIZE_VER0, st->size);
+	EXPECT_EQ(PROFIL_STATE_OFF, st->state);
+	EXPECT_EQ(0, st->samples);
+	EXPECT_EQ(0, st->armed);
+	EXPECT_EQ(0xcc, big[PROFIL_STATS_SIZE_VER0]);
+	EXPECT_EQ(0xcc, big[sizeof(big) - 1]);
+}
+
+/* ---------------------------------------------------------------- module */
+
+/* rmmod is refused while any process has a session, and clean after. */
+TEST(module_rmmod_refused_while_session_lives_then_clean)
+{
+	const char *ko = getenv("PROFIL_KO");
+	static uint16_t bins[64];
+	int p[2], fd;
+	pid_t pid;
+	char c;
+
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	if (geteuid() != 0 || !ko)
+		SKIP(return, "needs root and PROFIL_KO");
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (profil(bins, sizeof(bins), 0, 0x10000))
+			_exit(1);
+		(void)!write(p[1], "x", 1);
+		for (;;)
+			pause();
+	}
+	ASSERT_EQ(1, read(p[0], &c, 1));
+	errno = 0;
+	EXPECT_EQ(-1, syscall(SYS_delete_module, "profil", O_NONBLOCK));
+	EXPECT_EQ(EWOULDBLOCK, errno);
+	EXPECT_TRUE(module_loaded());
+
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	ASSERT_EQ(0, syscall(SYS_delete_module, "profil", O_NONBLOCK));
+	EXPECT_FALSE(module_loaded());
+	errno = 0;
+	EXPECT_EQ(-1, profil(bins, sizeof(bins), 0, 0x10000));
+	EXPECT_EQ(ENOSYS, errno);
+
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, syscall(SYS_finit_module, fd, "", 0));
+	close(fd);
+	ASSERT_TRUE(module_loaded());
+	EXPECT_EQ(0, profil(bins, sizeof(bins), 0, 0x10000));
+	EXPECT_EQ(0, profil(NULL, 0, 0, 0));
+}
+
+TEST_HARNESS_MAIN
