@@ -1,0 +1,19 @@
+#!/bin/sh
+# make demo: boot a guest of Debian's default kernel with profil.ko, run a
+# CPU-bound program that profiles itself with profil(), print its profile.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+k=${DEMO_KERNEL:-$("$top/scripts/kernels.sh" | head -n 1)}
+[ -n "$k" ] || { echo "no kernel with headers installed (make deps)" >&2; exit 1; }
+log=$top/build/demo-$k.log
+
+echo "== building profil.ko for $k"
+"$top/scripts/build-kmod.sh" "$k"
+echo "== booting $k under QEMU (TCG); the program runs as an unprivileged user"
+"$top/scripts/guest-run.sh" "$k" demo "$log"
+if ! grep -q '^@@ demo end' "$log"; then
+	echo "the demo did not finish; the console says:" >&2
+	tail -n 30 "$log" >&2
+	exit 1
+fi
+sed -n '/^@@ demo begin/,/^@@ demo end/p' "$log" | sed '1d;$d'

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Install what make check and make demo need on Debian 12, by metapackage,
+# and only what is missing.  Needs root (or sudo) when anything is.
+set -eu
+pkgs="linux-image-amd64 linux-headers-amd64 linux-image-6.12-amd64
+linux-headers-6.12-amd64 linux-source-6.1 qemu-system-x86 busybox-static
+gcc make libc6-dev mandoc cpio gzip xz-utils perl binutils"
+
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+		grep -q '^install ok installed$' || missing="$missing $p"
+done
+[ -n "$missing" ] || exit 0
+
+echo "deps: installing$missing"
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+# shellcheck disable=SC2086
+$sudo apt-get install -y -q --no-install-recommends $missing
