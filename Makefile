@@ -17,7 +17,7 @@ BUILD		:= build
 CC		?= gcc
 CFLAGS		?= -O2 -g
 WARN		:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-LIB_CFLAGS	:= $(CFLAGS) $(WARN) -std=gnu11 -fPIC -fvisibility=hidden \
+LIB_CFLAGS	:= $(CFLAGS) $(WARN) -std=gnu11 -fvisibility=hidden \
 		   -Iuapi -Ilib -Ilib/include
 HARNESS_DIR	:= $(BUILD)/kselftest
 # glibc's <unistd.h> marks profil()'s buffer nonnull; the tests pass NULL
@@ -27,10 +27,12 @@ TEST_CFLAGS	:= $(CFLAGS) -Wall -Wno-nonnull -std=gnu11 -Iuapi -Ilib/include \
 
 LIB_SRCS	:= lib/dev.c lib/profil.c
 LIB_OBJS	:= $(LIB_SRCS:.c=.o)
+LIB_SOBJS	:= $(LIB_SRCS:.c=.os)
 LIB_HDRS	:= lib/profil-private.h lib/include/profil.h uapi/linux/profil.h
 
 TESTS		:= $(BUILD)/selftests/profil_test $(BUILD)/selftests/nomod_test \
-		   $(BUILD)/selftests/runas
+		   $(BUILD)/selftests/runas $(BUILD)/selftests/probe_dynamic \
+		   $(BUILD)/selftests/probe_static $(BUILD)/selftests/probe_glibc
 DEMO		:= $(BUILD)/demo/hotspots
 
 .PHONY: all module lib selftests deps check demo lint checkpatch clean
@@ -47,8 +49,11 @@ lib: lib/libprofil.so.$(SOVERSION) lib/libprofil.so lib/libprofil.a \
 lib/%.o: lib/%.c $(LIB_HDRS)
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
-lib/libprofil.so.$(SOVERSION): $(LIB_OBJS) lib/libprofil.map
-	$(CC) -shared -o $@ $(LIB_OBJS) -Wl,-soname,libprofil.so.$(SOVERSION) \
+lib/%.os: lib/%.c $(LIB_HDRS)
+	$(CC) $(LIB_CFLAGS) -fPIC -DPROFIL_SHARED -c -o $@ $<
+
+lib/libprofil.so.$(SOVERSION): $(LIB_SOBJS) lib/libprofil.map
+	$(CC) -shared -o $@ $(LIB_SOBJS) -Wl,-soname,libprofil.so.$(SOVERSION) \
 		-Wl,--version-script=lib/libprofil.map -Wl,-z,defs
 
 lib/libprofil.so: lib/libprofil.so.$(SOVERSION)
@@ -72,6 +77,16 @@ selftests: $(TESTS) $(DEMO)
 $(BUILD)/selftests/%: selftests/%.c selftests/common.h $(HARNESS_DIR)/kselftest_harness.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -Llib -lprofil
+
+# The same probe, bound to libprofil three ways (see selftests/probe.c).
+$(BUILD)/selftests/probe_dynamic: selftests/probe.c lib
+	$(CC) $(CFLAGS) -Wall -Iuapi -o $@ $< -Llib -lprofil
+
+$(BUILD)/selftests/probe_static: selftests/probe.c lib
+	$(CC) $(CFLAGS) -Wall -Iuapi -static -o $@ $< lib/libprofil.a
+
+$(BUILD)/selftests/probe_glibc: selftests/probe.c
+	$(CC) $(CFLAGS) -Wall -Iuapi -o $@ $<
 
 $(BUILD)/selftests/runas: selftests/runas.c
 	@mkdir -p $(dir $@)
@@ -103,6 +118,6 @@ lint: checkpatch
 	mandoc -Tlint -W warning man/*.[0-9]
 
 clean:
-	rm -rf $(BUILD) lib/*.o lib/*.so* lib/*.a lib/*.pc
+	rm -rf $(BUILD) lib/*.o lib/*.os lib/*.so* lib/*.a lib/*.pc
 	rm -f kmod/*.o kmod/*.ko kmod/*.mod* kmod/.*.cmd kmod/modules.order \
 	      .*.cmd *.symvers modules.order kmod/Module.symvers

@@ -106,7 +106,7 @@ int profil_regions_pin(struct profil_arm *arm)
 	for (i = 0; i < n; i++)
 		total += profil_region_pages(profil_region_at(arm, i));
 
-	ret = account_locked_vm(current->mm, total, true);
+	ret = account_locked_vm(arm->sess->mn.mm, total, true);
 	if (ret)
 		return ret;
 	arm->locked_pages = total;

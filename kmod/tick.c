@@ -244,7 +244,11 @@ static int profil_events_pass(struct profil_arm *arm)
 	for (i = 0; i < n; i++) {
 		if (!ret && !profil_task_covered(arm, ts[i])) {
 			ret = profil_events_add(arm, ts[i]);
-			added++;
+			/* Exiting since the snapshot: nothing to sample. */
+			if (ret == -ESRCH)
+				ret = 0;
+			else
+				added++;
 		}
 		put_task_struct(ts[i]);
 	}

@@ -7,6 +7,22 @@
 
 #define PROFIL_DEVICE	"/dev/profil"
 
+/*
+ * PROFIL_GLIBC_ALIAS(fn): fn, of LIBPROFIL_1.0, exported a second time as
+ * fn@GLIBC_2.2.5, the version programs linked against glibc ask for, so
+ * that a preloaded libprofil takes the place of glibc's fn.  Shared
+ * library only; libprofil.a has plain, unversioned symbols.
+ */
+#if defined(PROFIL_SHARED) && defined(__x86_64__)
+#define PROFIL_GLIBC_ALIAS(fn)						\
+	extern __typeof__(fn) __profil_glibc_##fn			\
+		__attribute__((alias(#fn), visibility("default")));	\
+	__asm__(".symver " #fn ", " #fn "@@@LIBPROFIL_1.0\n\t"	\
+		".symver __profil_glibc_" #fn ", " #fn "@GLIBC_2.2.5")
+#else
+#define PROFIL_GLIBC_ALIAS(fn) extern int __profil_no_alias_##fn
+#endif
+
 /* One ioctl on a fresh /dev/profil fd; -1 and errno on failure. */
 int __profil_dev_ioctl(unsigned long cmd, void *arg);
 

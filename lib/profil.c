@@ -42,3 +42,6 @@ int profil(unsigned short *buf, size_t bufsiz, size_t offset,
 	}
 	return __profil_dev_ioctl(PROFIL_IOC_SETUP, &s);
 }
+
+/* glibc's profil@GLIBC_2.2.5, for LD_PRELOAD (see libprofil.map). */
+PROFIL_GLIBC_ALIAS(profil);

@@ -10,7 +10,9 @@ initrd=$b/initramfs-$kver.cpio.gz
 
 "$top/scripts/mkinitramfs.sh" "$initrd" "$b/kmod/$kver/kmod/profil.ko" \
 	"$top/lib/libprofil.so.0" "$b/selftests/profil_test" \
-	"$b/selftests/nomod_test" "$b/selftests/runas" "$b/demo/hotspots"
+	"$b/selftests/nomod_test" "$b/selftests/runas" "$b/demo/hotspots" \
+	"$b/selftests/probe_dynamic" "$b/selftests/probe_static" \
+	"$b/selftests/probe_glibc"
 
 timeout --foreground 900 qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
 	-m 1024 -nographic -no-reboot -monitor none -serial stdio \

@@ -628,8 +628,51 @@ TEST_F_TIMEOUT(threads, threads_before_and_after_setup_sampled, 180)
 	pthread_join(tb, NULL);
 	TH_LOG("before: %u of %.0f, after: %u of %.0f", ba[0],
 	       expected(a.ns, RATE), bb[0], expected(b.ns, RATE));
+	/* Each thread sampled once: not missed, not attached twice. */
 	EXPECT_GE(ba[0], 0.9 * expected(a.ns, RATE));
+	EXPECT_LE(ba[0], 1.1 * expected(a.ns, RATE));
 	EXPECT_GE(bb[0], 0.9 * expected(b.ns, RATE));
+	EXPECT_LE(bb[0], 1.1 * expected(b.ns, RATE));
+}
+
+static volatile int churn_stop;
+
+/* Start and join short-lived threads until told to stop. */
+static void *churn_main(void *arg)
+{
+	pthread_t t;
+
+	(void)arg;
+	while (!churn_stop) {
+		if (pthread_create(&t, NULL, churn_main, (void *)1) == 0)
+			pthread_join(t, NULL);
+		if (arg)
+			break;
+	}
+	return NULL;
+}
+
+/* Threads born and dying while profil() walks them: every call works. */
+TEST_F_TIMEOUT(threads, setup_while_threads_come_and_go, 180)
+{
+	uint64_t t0 = thread_cpu_ns();
+	pthread_t t[2];
+	int i, calls = 0, failed = 0;
+
+	churn_stop = 0;
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, churn_main, NULL));
+	while (thread_cpu_ns() - t0 < SPIN) {
+		if (profil(self->buf, NBINS * 2, pc_a() - SPIN_PAD, 0x10000))
+			failed++;
+		calls++;
+	}
+	churn_stop = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	TH_LOG("%d setups, %d failed", calls, failed);
+	EXPECT_EQ(0, failed);
+	EXPECT_EQ(calls, get_stats().armed);
 }
 
 /* --------------------------------------------------------------- memlock */
@@ -957,6 +1000,90 @@ TEST(abi_stats_sizes_and_pointers)
 	EXPECT_EQ(0, st->armed);
 	EXPECT_EQ(0xcc, big[PROFIL_STATS_SIZE_VER0]);
 	EXPECT_EQ(0xcc, big[sizeof(big) - 1]);
+}
+
+/* --------------------------------------------------------------- library */
+
+FIXTURE(lib) {
+	char dir[4096];
+};
+
+FIXTURE_VARIANT(lib) {
+	const char *prog;
+	int preload;
+	int status;	/* probe's exit: 0 kernel session on, 1 off */
+};
+
+FIXTURE_VARIANT_ADD(lib, linked_with_lprofil) { "probe_dynamic", 0, 0 };
+FIXTURE_VARIANT_ADD(lib, static_with_libprofil_a) { "probe_static", 0, 0 };
+FIXTURE_VARIANT_ADD(lib, glibc_program_ld_preload) { "probe_glibc", 1, 0 };
+/* The control: the same program without the preload gets glibc's. */
+FIXTURE_VARIANT_ADD(lib, glibc_program_alone_is_glibc) { "probe_glibc", 0, 1 };
+
+FIXTURE_SETUP(lib)
+{
+	ssize_t n;
+
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	n = readlink("/proc/self/exe", self->dir, sizeof(self->dir) - 1);
+	ASSERT_LT(0, n);
+	self->dir[n] = 0;
+	*strrchr(self->dir, '/') = 0;
+}
+
+FIXTURE_TEARDOWN(lib)
+{
+}
+
+TEST_F(lib, profil_reaches_the_kernel)
+{
+	char prog[4200], so[4200];
+	int status;
+	pid_t pid;
+
+	snprintf(prog, sizeof(prog), "%s/%s", self->dir, variant->prog);
+	snprintf(so, sizeof(so), "%s/libprofil.so.0", self->dir);
+	if (access(prog, X_OK) || (variant->preload && access(so, R_OK)))
+		SKIP(return, "%s or libprofil.so.0 not installed", variant->prog);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (variant->preload)
+			setenv("LD_PRELOAD", so, 1);
+		else
+			unsetenv("LD_PRELOAD");
+		execl(prog, prog, (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(variant->status, WEXITSTATUS(status));
+}
+
+/* ------------------------------------------------------------------ exec */
+
+/* A profiling process that execs: the new image runs and exits 0. */
+TEST(exec_while_profiling_runs_new_image)
+{
+	static uint16_t bins[NBINS];
+	int status;
+	pid_t pid;
+
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (profil(bins, sizeof(bins), pc_a() - SPIN_PAD, 0x10000))
+			_exit(2);
+		spin_cpu(spin_a, SPIN / 10);
+		execl("/bin/sh", "sh", "-c", "exit 0", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 /* ---------------------------------------------------------------- module */
