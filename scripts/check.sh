@@ -24,15 +24,37 @@ tap() { # tap LOG: counts of the TAP lines in a guest log
 kernels=$("$top/scripts/kernels.sh")
 [ -n "$kernels" ] || { echo "no kernel with headers installed (make deps)"; echo "0 passed, 1 failed"; exit 1; }
 
+# Style gates, counted like tests.
+srcs=$(ls "$top"/kmod/*.[ch] | grep -v '\.mod\.c$')
+# shellcheck disable=SC2086
+if perl "$b/checkpatch/checkpatch.pl" --no-tree --strict --terse --quiet \
+	-f $srcs "$top/uapi/linux/profil.h" > "$b/checkpatch.log" 2>&1; then
+	echo "ok - lint: checkpatch --strict clean on kmod/ and uapi/"
+	pass=$((pass + 1))
+else
+	echo "not ok - lint: checkpatch --strict on kmod/ and uapi/:"
+	sed 's/^/   | /' "$b/checkpatch.log"
+	fail=$((fail + 1))
+fi
+if mandoc -Tlint -W warning "$top"/man/*.[0-9] > "$b/mandoc.log" 2>&1; then
+	echo "ok - lint: mandoc -Tlint clean on man/"
+	pass=$((pass + 1))
+else
+	echo "not ok - lint: mandoc -Tlint on man/:"
+	sed 's/^/   | /' "$b/mandoc.log"
+	fail=$((fail + 1))
+fi
+
 for k in $kernels; do
 	t0=$(date +%s)
 	log=$b/guest-$k.log
 	echo "== $k: building profil.ko (W=1)"
 	if ! "$top/scripts/build-kmod.sh" "$k"; then
-		echo "not ok - build: profil.ko for $k"
+		echo "not ok - build: profil.ko for $k with W=1"
 		fail=$((fail + 1))
 		continue
 	fi
+	pass=$((pass + 1))
 	echo "== $k: booting the guest (QEMU TCG)"
 	"$top/scripts/guest-run.sh" "$k" check "$log"
 	set -- $(tap "$log")
