@@ -156,6 +156,9 @@ static long profil_ioc_setup(void __user *uarg)
 	ret = profil_setup_check(&ks, &rate);
 	if (ret)
 		return ret;
+	/* Report the rate now, so that no fault can follow the arming. */
+	if (put_user(rate, &((struct profil_setup __user *)uarg)->rate))
+		return -EFAULT;
 
 	arm = kvzalloc(struct_size(arm, regions, ks.nr_regions), GFP_KERNEL);
 	if (!arm)
@@ -175,10 +178,6 @@ static long profil_ioc_setup(void __user *uarg)
 	ret = profil_session_arm(sess, arm);
 	if (ret)
 		goto err_free;
-
-	/* Armed: a failure to report the rate does not undo it. */
-	if (put_user(rate, &((struct profil_setup __user *)uarg)->rate))
-		return -EFAULT;
 	return 0;
 
 err_free:

@@ -24,26 +24,27 @@ tap() { # tap LOG: counts of the TAP lines in a guest log
 kernels=$("$top/scripts/kernels.sh")
 [ -n "$kernels" ] || { echo "no kernel with headers installed (make deps)"; echo "0 passed, 1 failed"; exit 1; }
 
-# Style gates, counted like tests.
+# gate NAME LOG CMD...: run a style gate, counted like a test.
+gate() {
+	name=$1 glog=$2
+	shift 2
+	if "$@" > "$glog" 2>&1; then
+		echo "ok - lint: $name"
+		pass=$((pass + 1))
+	else
+		echo "not ok - lint: $name"
+		sed 's/^/   | /' "$glog"
+		fail=$((fail + 1))
+	fi
+}
+
 srcs=$(ls "$top"/kmod/*.[ch] | grep -v '\.mod\.c$')
 # shellcheck disable=SC2086
-if perl "$b/checkpatch/checkpatch.pl" --no-tree --strict --terse --quiet \
-	-f $srcs "$top/uapi/linux/profil.h" > "$b/checkpatch.log" 2>&1; then
-	echo "ok - lint: checkpatch --strict clean on kmod/ and uapi/"
-	pass=$((pass + 1))
-else
-	echo "not ok - lint: checkpatch --strict on kmod/ and uapi/:"
-	sed 's/^/   | /' "$b/checkpatch.log"
-	fail=$((fail + 1))
-fi
-if mandoc -Tlint -W warning "$top"/man/*.[0-9] > "$b/mandoc.log" 2>&1; then
-	echo "ok - lint: mandoc -Tlint clean on man/"
-	pass=$((pass + 1))
-else
-	echo "not ok - lint: mandoc -Tlint on man/:"
-	sed 's/^/   | /' "$b/mandoc.log"
-	fail=$((fail + 1))
-fi
+gate "checkpatch --strict on kmod/ and uapi/" "$b/checkpatch.log" \
+	perl "$b/checkpatch/checkpatch.pl" --no-tree --strict --terse --quiet \
+	-f $srcs "$top/uapi/linux/profil.h"
+gate "mandoc -Tlint on man/" "$b/mandoc.log" \
+	mandoc -Tlint -W warning "$top"/man/*.[0-9]
 
 for k in $kernels; do
 	t0=$(date +%s)

@@ -827,6 +827,11 @@ static void m_arg_kernel(struct abi_args *a)
 {
 	a->arg = (void *)0xffffffff81000000ULL;
 }
+static void m_arg_readonly(struct abi_args *a)
+{
+	/* Readable but not writable: the rate cannot be reported. */
+	mprotect(a->setup_mem, 4096, PROT_READ);
+}
 static void m_flags(struct abi_args *a) { a->s->flags = 0x80000000; }
 static void m_mode(struct abi_args *a) { a->s->mode = 7; }
 static void m_mode_pcsample(struct abi_args *a)
@@ -908,6 +913,7 @@ FIXTURE_VARIANT_ADD(abi, setup_size_8192_is_e2big) { m_size_8192, E2BIG };
 FIXTURE_VARIANT_ADD(abi, setup_longer_nonzero_tail_is_e2big) { m_size_tail, E2BIG };
 FIXTURE_VARIANT_ADD(abi, setup_null_is_efault) { m_arg_null, EFAULT };
 FIXTURE_VARIANT_ADD(abi, setup_kernel_pointer_is_efault) { m_arg_kernel, EFAULT };
+FIXTURE_VARIANT_ADD(abi, setup_read_only_is_efault) { m_arg_readonly, EFAULT };
 FIXTURE_VARIANT_ADD(abi, unknown_flag_is_einval) { m_flags, EINVAL };
 FIXTURE_VARIANT_ADD(abi, unknown_mode_is_einval) { m_mode, EINVAL };
 FIXTURE_VARIANT_ADD(abi, pcsample_mode_not_yet_eopnotsupp) { m_mode_pcsample, EOPNOTSUPP };

@@ -58,8 +58,8 @@ struct profil_region {
 
 /*
  * PROFIL_IOC_SETUP argument.  Arms (or re-arms, replacing what ran before)
- * the session of the calling process.  On success 'rate' is set to the
- * sampling rate in use.
+ * the session of the calling process.  'rate' is set to the sampling rate
+ * in use once the struct is validated, before the session is armed.
  */
 struct profil_setup {
 	__u32 size;		/* sizeof(struct profil_setup) */
