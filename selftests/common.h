@@ -64,6 +64,14 @@ static inline uint64_t thread_cpu_ns(void)
 	return ts.tv_sec * NSEC + ts.tv_nsec;
 }
 
+static inline uint64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
 static void spin_stop(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;

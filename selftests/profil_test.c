@@ -251,6 +251,97 @@ TEST_F_TIMEOUT(bins, overflow_region_takes_pcs_in_no_region, 120)
 	EXPECT_EQ(0, ovf[1]);
 }
 
+/*
+ * User threads add and take away 1 on the very bin the kernel is adding
+ * samples to: an update of the kernel's that is not atomic loses one of
+ * theirs or keeps a transient value, and the bin ends != samples.
+ */
+static volatile int wobble_stop;
+
+struct wobbler {
+	void *bin;
+	int wide;
+};
+
+__attribute__((noinline)) static void *wobble_main(void *arg)
+{
+	struct wobbler *w = arg;
+
+	while (!wobble_stop) {
+		if (w->wide) {
+			__atomic_fetch_add((uint32_t *)w->bin, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_sub((uint32_t *)w->bin, 1, __ATOMIC_RELAXED);
+		} else {
+			__atomic_fetch_add((uint16_t *)w->bin, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_sub((uint16_t *)w->bin, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return NULL;
+}
+
+FIXTURE(atomic) {
+	union {
+		uint16_t b16;
+		uint32_t b32;
+	} bin;
+};
+
+FIXTURE_VARIANT(atomic) {
+	int wide;
+};
+
+FIXTURE_VARIANT_ADD(atomic, u16) { .wide = 0 };
+FIXTURE_VARIANT_ADD(atomic, u32) { .wide = 1 };
+
+FIXTURE_SETUP(atomic)
+{
+	if (!module_loaded())
+		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	memset(&self->bin, 0, sizeof(self->bin));
+}
+
+FIXTURE_TEARDOWN(atomic)
+{
+	profil(NULL, 0, 0, 0);
+}
+
+TEST_F_TIMEOUT(atomic, bin_shared_with_user_atomics_loses_nothing, 180)
+{
+	struct wobbler w = { .bin = &self->bin, .wide = variant->wide };
+	/* scale 2: bin 0 spans 64 KiB of text around wobble_main. */
+	struct profil_region r = {
+		.buf = (uintptr_t)&self->bin, .bufsize = variant->wide ? 4 : 2,
+		.offset = (uintptr_t)wobble_main - 0x8000, .scale = 2,
+		.flags = variant->wide ? PROFIL_REGION_U32 : 0,
+	};
+	struct profil_stats st0, st1;
+	struct timespec tick = { 0, 1000000 };
+	uint64_t p0, n;
+	pthread_t t[2];
+	int i;
+
+	wobble_stop = 0;
+	/* Before arming: the main thread's own samples may land in bin 0. */
+	st0 = get_stats();
+	ASSERT_EQ(0, arm_regions(&r, 1, 10000));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, wobble_main, &w));
+	/* Let them run for 0.6 s of the process's CPU time. */
+	p0 = process_cpu_ns();
+	while (process_cpu_ns() - p0 < 2 * SPIN)
+		nanosleep(&tick, NULL);
+	wobble_stop = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+	st1 = get_stats();
+	n = variant->wide ? self->bin.b32 : self->bin.b16;
+	TH_LOG("bin %llu, samples %llu", (unsigned long long)n,
+	       (unsigned long long)(st1.samples - st0.samples));
+	EXPECT_GT(n, 1000);
+	EXPECT_EQ(st1.samples - st0.samples, n);
+}
+
 /* -------------------------------------------------------------- contract */
 
 FIXTURE(contract) {
@@ -583,8 +674,8 @@ TEST_F_TIMEOUT(threads, four_threads_one_bin_lose_nothing, 180)
 	int i;
 
 	/* scale 2: the whole spin_a loop is one bin. */
-	ASSERT_EQ(0, arm_one(self->buf, 2, pc_a() - 2, 2, RATE));
 	st0 = get_stats();
+	ASSERT_EQ(0, arm_one(self->buf, 2, pc_a() - 2, 2, RATE));
 	for (i = 0; i < 4; i++) {
 		s[i] = (struct spinner){ .fn = spin_a };
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, spinner_main, &s[i]));
