@@ -36,7 +36,12 @@ TESTS		:= $(BUILD)/selftests/profil_test $(BUILD)/selftests/nomod_test \
 		   $(BUILD)/selftests/probe_static $(BUILD)/selftests/probe_glibc
 DEMO		:= $(BUILD)/demo/hotspots
 
-.PHONY: all module lib selftests deps check demo lint checkpatch clean
+.PHONY: all module lib selftests deps check demo lint checkpatch install clean
+
+PREFIX		?= /usr/local
+LIBDIR		?= $(PREFIX)/lib
+INCLUDEDIR	?= $(PREFIX)/include
+MANDIR		?= $(PREFIX)/share/man
 
 all: module lib selftests
 
@@ -65,9 +70,22 @@ lib/libprofil.a: $(LIB_OBJS)
 	ar rcs $@ $(LIB_OBJS)
 
 lib/libprofil.pc: lib/libprofil.pc.in
-	sed -e 's|@prefix@|/usr/local|' -e 's|@libdir@|$${prefix}/lib|' \
-	    -e 's|@includedir@|$${prefix}/include|' -e 's|@version@|$(VERSION)|' \
+	sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(LIBDIR)|' \
+	    -e 's|@includedir@|$(INCLUDEDIR)|' -e 's|@version@|$(VERSION)|' \
 	    $< > $@
+
+# The library, its headers (the uapi one too), pkg-config file, man pages.
+install: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \
+		$(DESTDIR)$(MANDIR)/man2 $(DESTDIR)$(MANDIR)/man4
+	install -m 755 lib/libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libprofil.so
+	install -m 644 lib/libprofil.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 lib/libprofil.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 lib/include/profil.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 uapi/linux/profil.h $(DESTDIR)$(INCLUDEDIR)/linux/
+	install -m 644 man/profil.2 $(DESTDIR)$(MANDIR)/man2/
+	install -m 644 man/profil.4 $(DESTDIR)$(MANDIR)/man4/
 
 # --- selftests -----------------------------------------------------------
 $(HARNESS_DIR)/kselftest_harness.h:
