@@ -117,8 +117,8 @@ struct profil_session *profil_session_get(struct mm_struct *mm)
  * @sess: the caller's session
  * @arm: a fully validated arm, regions not yet pinned
  *
- * The new buffer is pinned before the old arm stops, so a failure to pin
- * leaves a running session as it was.
+ * The new buffer is pinned and its events started before the old arm
+ * stops, so any failure leaves a running session as it was.
  *
  * Return: 0 (@arm now belongs to @sess) or -errno (the caller frees @arm).
  */
@@ -132,13 +132,18 @@ int profil_session_arm(struct profil_session *sess, struct profil_arm *arm)
 		return ret;
 
 	mutex_lock(&sess->lock);
-	profil_session_stop_locked(sess, PROFIL_STOP_REPLACED);
+	/*
+	 * The new events start before the old ones stop: until this call
+	 * returns the old buffer may still count, and a failure to start
+	 * leaves the old arm running.
+	 */
 	ret = profil_events_start(arm);
 	if (ret) {
 		mutex_unlock(&sess->lock);
 		profil_regions_unpin(arm);
 		return ret;
 	}
+	profil_session_stop_locked(sess, PROFIL_STOP_REPLACED);
 	sess->arm = arm;
 	sess->rate = arm->rate;
 	sess->period_ns = arm->period_ns;

@@ -130,8 +130,12 @@ static notrace void profil_tick(struct perf_event *event,
 	local64_sub(n * arm->period_ns, &event->count);
 	n = min_t(u64, n, U32_MAX);
 
-	/* Between exec's switch of mm and remove_on_exec: not ours. */
-	if (unlikely(current->mm != arm->sess->mn.mm)) {
+	/*
+	 * No user PC to charge: an io_uring worker of the process, or the
+	 * window between exec's switch of mm and remove_on_exec.
+	 */
+	if (unlikely(current->mm != arm->sess->mn.mm ||
+		     (current->flags & (PF_KTHREAD | PF_IO_WORKER)))) {
 		atomic64_add(n, &arm->sess->cnt.missed);
 		return;
 	}
