@@ -632,7 +632,7 @@ TEST_F_TIMEOUT(cpu, read_loop_system_time_charged_to_user_pc, 120)
 
 struct spinner {
 	void (*fn)(volatile int *);
-	uint64_t ns;
+	uint64_t ns;	/* in: CPU time to spin, 0 = SPIN; out: spun */
 	pthread_barrier_t *go;
 };
 
@@ -640,9 +640,11 @@ static void *spinner_main(void *arg)
 {
 	struct spinner *s = arg;
 
+	uint64_t want = s->ns ? s->ns : SPIN;	/* in: CPU to spin, 0 = SPIN */
+
 	if (s->go)
 		pthread_barrier_wait(s->go);
-	s->ns = spin_cpu(s->fn, SPIN);
+	s->ns = spin_cpu(s->fn, want);	/* out: CPU really spun */
 	return NULL;
 }
 
@@ -724,6 +726,35 @@ TEST_F_TIMEOUT(threads, threads_before_and_after_setup_sampled, 180)
 	EXPECT_LE(ba[0], 1.1 * expected(a.ns, RATE));
 	EXPECT_GE(bb[0], 0.9 * expected(b.ns, RATE));
 	EXPECT_LE(bb[0], 1.1 * expected(b.ns, RATE));
+}
+
+/* Sixteen threads waiting when profil() is called: each sampled once. */
+TEST_F_TIMEOUT(threads, many_threads_from_before_setup_sampled_once, 180)
+{
+	struct spinner s[16];
+	pthread_barrier_t go;
+	pthread_t t[16];
+	uint64_t ns = 0, n;
+	int i;
+
+	pthread_barrier_init(&go, NULL, 17);
+	for (i = 0; i < 16; i++) {
+		s[i] = (struct spinner){ .fn = spin_a, .go = &go,
+					 .ns = SPIN / 4 };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, spinner_main, &s[i]));
+	}
+	ASSERT_EQ(0, arm_one(self->buf, 2, pc_a() - 2, 2, RATE));
+	pthread_barrier_wait(&go);
+	for (i = 0; i < 16; i++) {
+		pthread_join(t[i], NULL);
+		ns += s[i].ns;
+	}
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	n = self->buf[0];
+	TH_LOG("16 threads: cpu %.3f s, expected %.0f, bin %llu", ns / 1e9,
+	       expected(ns, RATE), (unsigned long long)n);
+	EXPECT_GE(n, 0.9 * expected(ns, RATE));
+	EXPECT_LE(n, 1.1 * expected(ns, RATE));
 }
 
 static volatile int churn_stop;
