@@ -12,7 +12,7 @@ SOVERSION	:= 0
 
 KVER_RUNNING	:= $(shell uname -r)
 KDIR		?= $(firstword $(wildcard /lib/modules/$(KVER_RUNNING)/build) \
-		     $(lastword $(sort $(wildcard /lib/modules/*/build))))
+		     $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1))
 BUILD		:= build
 CC		?= gcc
 CFLAGS		?= -O2 -g
