@@ -7,7 +7,6 @@
  * completely before it touches the session, so bad input changes nothing.
  * See Documentation in man/profil.4 and the ABI in uapi/linux/profil.h.
  */
-#include <linux/bits.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -22,9 +21,6 @@
 unsigned int profil_max_rate = 10000;
 module_param_named(max_rate, profil_max_rate, uint, 0644);
 MODULE_PARM_DESC(max_rate, "highest sampling rate a session may ask for, in Hz (default 10000)");
-
-/* Regions larger than this are refused with -E2BIG. */
-#define PROFIL_MAX_BUFSIZE	BIT_ULL(31)
 
 /* Read a user struct whose first __u32 is its size (uapi rules). */
 static int profil_copy_in(void *dst, size_t ksize, size_t min_size,

@@ -53,6 +53,30 @@ asm(".pushsection .text.profil_spin,\"ax\",@progbits\n"
 void spin_a(volatile int *stop);
 void spin_b(volatile int *stop);
 
+/* Sixteen more such loops, spin16 + 64 * i for i in 0..15. */
+asm(".pushsection .text.profil_spin16,\"ax\",@progbits\n"
+    ".balign 64\n"
+    ".globl spin16\n"
+    ".type spin16,@function\n"
+    "spin16:\n"
+    ".rept 16\n"
+    ".balign 64, 0xcc\n"
+    "1:	cmpl $0, (%rdi)\n"
+    "	je 1b\n"
+    "	ret\n"
+    ".endr\n"
+    ".balign 64, 0xcc\n"
+    ".size spin16, .-spin16\n"
+    ".popsection\n");
+
+void spin16(volatile int *stop);
+#define SPIN16_STRIDE	64
+
+static inline void (*spin16_fn(int i))(volatile int *)
+{
+	return (void (*)(volatile int *))((char *)spin16 + SPIN16_STRIDE * i);
+}
+
 #define SPIN_PAD	256
 #define NSEC		1000000000ULL
 

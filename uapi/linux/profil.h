@@ -53,8 +53,9 @@ struct profil_region {
 #define PROFIL_F_NOINHERIT	0x1U /* a forked child is not profiled */
 #define PROFIL_F_ALL		(PROFIL_F_NOINHERIT)
 
-/* Limits a setup must respect. */
+/* Limits a setup must respect; above them it is -E2BIG. */
 #define PROFIL_MAX_REGIONS	1024
+#define PROFIL_MAX_BUFSIZE	0x80000000ULL /* bytes in one region */
 
 /*
  * PROFIL_IOC_SETUP argument.  Arms (or re-arms, replacing what ran before)
