@@ -24,15 +24,15 @@ tap() { # tap LOG: counts of the TAP lines in a guest log
 kernels=$("$top/scripts/kernels.sh")
 [ -n "$kernels" ] || { echo "no kernel with headers installed (make deps)"; echo "0 passed, 1 failed"; exit 1; }
 
-# gate NAME LOG CMD...: run a style gate, counted like a test.
+# gate NAME LOG CMD...: a host-side check, counted like a test.
 gate() {
 	name=$1 glog=$2
 	shift 2
 	if "$@" > "$glog" 2>&1; then
-		echo "ok - lint: $name"
+		echo "ok - $name"
 		pass=$((pass + 1))
 	else
-		echo "not ok - lint: $name"
+		echo "not ok - $name"
 		sed 's/^/   | /' "$glog"
 		fail=$((fail + 1))
 	fi
@@ -40,11 +40,22 @@ gate() {
 
 srcs=$(ls "$top"/kmod/*.[ch] | grep -v '\.mod\.c$')
 # shellcheck disable=SC2086
-gate "checkpatch --strict on kmod/ and uapi/" "$b/checkpatch.log" \
+gate "lint: checkpatch --strict on kmod/ and uapi/" "$b/checkpatch.log" \
 	perl "$b/checkpatch/checkpatch.pl" --no-tree --strict --terse --quiet \
 	-f $srcs "$top/uapi/linux/profil.h"
-gate "mandoc -Tlint on man/" "$b/mandoc.log" \
+gate "lint: mandoc -Tlint on man/" "$b/mandoc.log" \
 	mandoc -Tlint -W warning "$top"/man/*.[0-9]
+gate "abi: profil.h leaves the buffer nullable" "$b/nonnull.log" sh -c \
+	"printf '#include <profil.h>\nint f(void) { return profil(0, 0, 0, 0); }\n' |
+	 cc -Werror -Wnonnull -fsyntax-only -I'$top/lib/include' -x c -"
+gate "abi: the uapi header stands alone in C and C++" "$b/uapi.log" sh -c \
+	"echo '#include <linux/profil.h>' | cc -Werror -Wall -fsyntax-only -I'$top/uapi' -x c - &&
+	 echo '#include <linux/profil.h>' | c++ -Werror -Wall -fsyntax-only -I'$top/uapi' -x c++ -"
+gate "abi: libprofil.so.0 exports profil@@LIBPROFIL_1.0 and profil@GLIBC_2.2.5 only" \
+	"$b/symbols.log" sh -c \
+	"nm -D --defined-only '$top/lib/libprofil.so.0' | awk '{ print \$3 }' |
+	 LC_ALL=C sort | tee /dev/stderr | tr '\n' ' ' |
+	 grep -qx 'GLIBC_2.2.5 LIBPROFIL_1.0 profil@@LIBPROFIL_1.0 profil@GLIBC_2.2.5 '"
 
 for k in $kernels; do
 	t0=$(date +%s)
