@@ -77,7 +77,8 @@ lib/libprofil.pc: lib/libprofil.pc.in
 # The library, its headers (the uapi one too), pkg-config file, man pages.
 install: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \
-		$(DESTDIR)$(MANDIR)/man2 $(DESTDIR)$(MANDIR)/man4
+		$(DESTDIR)$(MANDIR)/man2 $(DESTDIR)$(MANDIR)/man4 \
+		$(DESTDIR)$(MANDIR)/man7
 	install -m 755 lib/libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libprofil.so
 	install -m 644 lib/libprofil.a $(DESTDIR)$(LIBDIR)/
@@ -86,6 +87,7 @@ install: lib
 	install -m 644 uapi/linux/profil.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 644 man/profil.2 $(DESTDIR)$(MANDIR)/man2/
 	install -m 644 man/profil.4 $(DESTDIR)$(MANDIR)/man4/
+	install -m 644 man/libprofil.7 $(DESTDIR)$(MANDIR)/man7/
 
 # --- selftests -----------------------------------------------------------
 $(HARNESS_DIR)/kselftest_harness.h:

@@ -4,7 +4,7 @@
 set -eu
 pkgs="linux-image-amd64 linux-headers-amd64 linux-image-6.12-amd64
 linux-headers-6.12-amd64 linux-source-6.1 qemu-system-x86 busybox-static
-gcc make libc6-dev mandoc cpio gzip xz-utils perl binutils"
+gcc g++ make libc6-dev mandoc cpio gzip xz-utils perl binutils"
 
 missing=
 for p in $pkgs; do
