@@ -21,8 +21,11 @@
  *
  *  struct profil_kregion  one pinned, vmapped histogram region of an arm.
  *
- * Lock order: profil_session.lock -> mmap_lock -> perf context locks.
- * The tick (profil_tick(), hard irq) takes no lock at all.
+ * Locking: profil_session.lock is the outermost lock; under it we take
+ * mmap_lock (account_locked_vm()) and perf's own locks (creating and
+ * releasing events, a root event's child_mutex), never both at once.
+ * mmu_notifier_get() holds mmap_lock around ->alloc_notifier, which takes
+ * no lock of ours.  The tick (profil_tick(), hard irq) takes no lock at all.
  */
 #ifndef _PROFIL_INTERNAL_H
 #define _PROFIL_INTERNAL_H
