@@ -13,6 +13,24 @@
 #include "common.h"
 #include "kselftest_harness.h"
 
+/* Every fixture: skip without the module. */
+#define REQUIRE_MODULE() do {						\
+	if (!module_loaded())						\
+		SKIP(return, "/dev/profil missing: profil.ko not loaded"); \
+} while (0)
+
+/* Fixtures whose only state is @n zeroed 16-bit bins in self->buf. */
+#define BINS_SETUP(n) do {						\
+	REQUIRE_MODULE();						\
+	self->buf = calloc((n), 2);					\
+	ASSERT_NE(NULL, self->buf);					\
+} while (0)
+
+#define BINS_TEARDOWN() do {						\
+	profil(NULL, 0, 0, 0);						\
+	free(self->buf);						\
+} while (0)
+
 #define RATE	1000		/* Hz for most tests: 1 sample per ms */
 #define SPIN	(300 * 1000000ULL) /* 0.3 s of CPU */
 #define NBINS	(2 * SPIN_PAD / 2) /* bins covering spin +- SPIN_PAD, 1:1 */
@@ -31,8 +49,7 @@ FIXTURE(bins) {
 
 FIXTURE_SETUP(bins)
 {
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	REQUIRE_MODULE();
 	self->len = 4 * 4096;
 	self->buf = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -295,8 +312,7 @@ FIXTURE_VARIANT_ADD(atomic, u32) { .wide = 1 };
 
 FIXTURE_SETUP(atomic)
 {
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	REQUIRE_MODULE();
 	memset(&self->bin, 0, sizeof(self->bin));
 }
 
@@ -350,8 +366,7 @@ FIXTURE(contract) {
 
 FIXTURE_SETUP(contract)
 {
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	REQUIRE_MODULE();
 	self->buf = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->buf);
@@ -443,16 +458,12 @@ FIXTURE(off) {
 
 FIXTURE_SETUP(off)
 {
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
-	self->buf = calloc(2048, 2);
-	ASSERT_NE(NULL, self->buf);
+	BINS_SETUP(2048);
 }
 
 FIXTURE_TEARDOWN(off)
 {
-	profil(NULL, 0, 0, 0);
-	free(self->buf);
+	BINS_TEARDOWN();
 }
 
 FIXTURE_VARIANT(off) {
@@ -492,16 +503,12 @@ FIXTURE(rate) {
 
 FIXTURE_SETUP(rate)
 {
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
-	self->buf = calloc(NBINS, 2);
-	ASSERT_NE(NULL, self->buf);
+	BINS_SETUP(NBINS);
 }
 
 FIXTURE_TEARDOWN(rate)
 {
-	profil(NULL, 0, 0, 0);
-	free(self->buf);
+	BINS_TEARDOWN();
 }
 
 FIXTURE_VARIANT(rate) {
@@ -551,16 +558,12 @@ FIXTURE(cpu) {
 
 FIXTURE_SETUP(cpu)
 {
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
-	self->buf = calloc(NBINS, 2);
-	ASSERT_NE(NULL, self->buf);
+	BINS_SETUP(NBINS);
 }
 
 FIXTURE_TEARDOWN(cpu)
 {
-	profil(NULL, 0, 0, 0);
-	free(self->buf);
+	BINS_TEARDOWN();
 }
 
 TEST_F(cpu, above_max_rate_is_einval)
@@ -654,16 +657,12 @@ FIXTURE(threads) {
 
 FIXTURE_SETUP(threads)
 {
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
-	self->buf = calloc(4 * NBINS, 2);
-	ASSERT_NE(NULL, self->buf);
+	BINS_SETUP(4 * NBINS);
 }
 
 FIXTURE_TEARDOWN(threads)
 {
-	profil(NULL, 0, 0, 0);
-	free(self->buf);
+	BINS_TEARDOWN();
 }
 
 /* Four threads hammer the same 2-byte range: no increment is lost. */
@@ -839,8 +838,7 @@ FIXTURE(memlock) {
 
 FIXTURE_SETUP(memlock)
 {
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	REQUIRE_MODULE();
 	self->buf = mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->buf);
@@ -910,8 +908,7 @@ FIXTURE_SETUP(abi)
 {
 	struct abi_args *a = &self->a;
 
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	REQUIRE_MODULE();
 	self->mem = mmap(NULL, 6 * 4096, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->mem);
@@ -1091,8 +1088,7 @@ TEST(abi_grown_structs_with_zero_tails_accepted)
 	struct profil_region *r = (void *)rm;
 	uint16_t bins[8];
 
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	REQUIRE_MODULE();
 	*r = (struct profil_region){ .buf = (uintptr_t)bins, .bufsize = 16,
 				     .scale = 0x10000 };
 	*s = (struct profil_setup){ .size = sizeof(sm), .nr_regions = 1,
@@ -1108,8 +1104,7 @@ TEST(abi_unknown_ioctls_are_enotty)
 {
 	char arg[64] = { 0 };
 
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	REQUIRE_MODULE();
 	EXPECT_EQ(-ENOTTY, dev_ioctl(_IO(PROFIL_IOC_MAGIC, 99), arg));
 	EXPECT_EQ(-ENOTTY, dev_ioctl(_IOW(PROFIL_IOC_MAGIC, 1, int), arg));
 	EXPECT_EQ(-ENOTTY, dev_ioctl(0x1234, arg));
@@ -1121,8 +1116,7 @@ TEST(abi_stats_sizes_and_pointers)
 	unsigned char big[128];
 	struct profil_stats *st = (void *)big;
 
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	REQUIRE_MODULE();
 	memset(big, 0xcc, sizeof(big));
 	st->size = PROFIL_STATS_SIZE_VER0 - 8;
 	EXPECT_EQ(-EINVAL, dev_ioctl(PROFIL_IOC_STATS, st));
@@ -1160,8 +1154,7 @@ FIXTURE_SETUP(lib)
 {
 	ssize_t n;
 
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	REQUIRE_MODULE();
 	n = readlink("/proc/self/exe", self->dir, sizeof(self->dir) - 1);
 	ASSERT_LT(0, n);
 	self->dir[n] = 0;
@@ -1206,8 +1199,7 @@ TEST(exec_while_profiling_runs_new_image)
 	int status;
 	pid_t pid;
 
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	REQUIRE_MODULE();
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -1233,8 +1225,7 @@ TEST(module_rmmod_refused_while_session_lives_then_clean)
 	pid_t pid;
 	char c;
 
-	if (!module_loaded())
-		SKIP(return, "/dev/profil missing: profil.ko not loaded");
+	REQUIRE_MODULE();
 	if (geteuid() != 0 || !ko)
 		SKIP(return, "needs root and PROFIL_KO");
 	ASSERT_EQ(0, pipe(p));
