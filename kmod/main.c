@@ -161,7 +161,6 @@ static long profil_ioc_setup(void __user *uarg)
 		return -ENOMEM;
 	arm->rate = rate;
 	arm->period_ns = div_u64(NSEC_PER_SEC, rate);
-	arm->flags = ks.flags;
 	ret = profil_regions_copy(arm, &ks);
 	if (ret)
 		goto err_free;

@@ -56,7 +56,6 @@ struct profil_arm {
 	struct profil_session *sess;	/* owner; outlives the arm */
 	u64 period_ns;			/* task CPU time per sample */
 	u32 rate;			/* samples per CPU second */
-	u32 flags;			/* PROFIL_F_* */
 	unsigned long locked_pages;	/* charged with account_locked_vm() */
 	struct perf_event **events;	/* one root event per thread attached */
 	unsigned int nr_events;
