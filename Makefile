@@ -95,26 +95,29 @@ $(HARNESS_DIR)/kselftest_harness.h:
 
 selftests: $(TESTS) $(DEMO)
 
-$(BUILD)/selftests/%: selftests/%.c selftests/common.h $(HARNESS_DIR)/kselftest_harness.h lib
-	@mkdir -p $(dir $@)
+# Programs relink when the library changes, not on every make.
+LIB_FILES	:= lib/libprofil.so lib/libprofil.a
+
+$(BUILD)/selftests $(BUILD)/demo:
+	mkdir -p $@
+
+$(BUILD)/selftests/%: selftests/%.c selftests/common.h $(HARNESS_DIR)/kselftest_harness.h $(LIB_FILES) | $(BUILD)/selftests
 	$(CC) $(TEST_CFLAGS) -o $@ $< -Llib -lprofil
 
 # The same probe, bound to libprofil three ways (see selftests/probe.c).
-$(BUILD)/selftests/probe_dynamic: selftests/probe.c lib
+$(BUILD)/selftests/probe_dynamic: selftests/probe.c $(LIB_FILES) | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -Iuapi -o $@ $< -Llib -lprofil
 
-$(BUILD)/selftests/probe_static: selftests/probe.c lib
+$(BUILD)/selftests/probe_static: selftests/probe.c $(LIB_FILES) | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -Iuapi -static -o $@ $< lib/libprofil.a
 
-$(BUILD)/selftests/probe_glibc: selftests/probe.c
+$(BUILD)/selftests/probe_glibc: selftests/probe.c | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -Iuapi -o $@ $<
 
-$(BUILD)/selftests/runas: selftests/runas.c
-	@mkdir -p $(dir $@)
+$(BUILD)/selftests/runas: selftests/runas.c | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -o $@ $<
 
-$(DEMO): scripts/hotspots.c lib
-	@mkdir -p $(dir $@)
+$(DEMO): scripts/hotspots.c $(LIB_FILES) | $(BUILD)/demo
 	$(CC) $(CFLAGS) -Wall -Ilib/include -rdynamic -o $@ $< -Llib -lprofil -ldl
 
 # --- the two commands ----------------------------------------------------
