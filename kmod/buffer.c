@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Pinning, accounting and kernel mapping of histogram regions.
+ * Pinning, accounting, kernel mapping and watching of histogram regions.
  *
  * Every page a region covers is pinned with FOLL_WRITE | FOLL_LONGTERM at
  * setup and charged to the mm's locked_vm (RLIMIT_MEMLOCK unless
@@ -8,6 +8,16 @@
  * from hard irq context without touching the user page tables.  The pins
  * taken here are released only by profil_regions_unpin(), which the session
  * calls once every event of the arm is gone.
+ *
+ * A pin keeps the pages, not the mapping: after munmap(), mremap(),
+ * mprotect(PROT_READ) or MADV_DONTNEED the process no longer sees them.  So
+ * each region's pages carry an mmu_interval_notifier, and an invalidation
+ * that takes them from the process faults the arm (profil_arm_fault()).
+ * Invalidations that leave the same pages mapped writable are not faults:
+ * fork's copy-on-write protection (MMU_NOTIFY_PROTECTION_PAGE; pinned pages
+ * are copied for the child, the parent's stay writable), writeback's
+ * cleaning, soft-dirty tracking, and a change of protection that keeps
+ * VM_WRITE (NUMA hinting, mprotect to read-write-execute).
  */
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
@@ -16,20 +26,92 @@
 
 #include "profil_internal.h"
 
+/* Pin attempts an invalidation may spoil before setup gives up. */
+#define PROFIL_PIN_TRIES	8
+
 static unsigned long profil_region_bytes(const struct profil_kregion *r)
 {
 	return r->nbins << ((r->flags & PROFIL_REGION_U32) ? 2 : 1);
 }
 
+static unsigned long profil_region_start(const struct profil_kregion *r)
+{
+	return r->uaddr & PAGE_MASK;
+}
+
 static unsigned long profil_region_pages(const struct profil_kregion *r)
 {
-	unsigned long start = r->uaddr & PAGE_MASK;
-
 	if (!r->nbins)
 		return 0;
-	return (PAGE_ALIGN(r->uaddr + profil_region_bytes(r)) - start) >>
-	       PAGE_SHIFT;
+	return (PAGE_ALIGN(r->uaddr + profil_region_bytes(r)) -
+		profil_region_start(r)) >> PAGE_SHIFT;
 }
+
+/*
+ * Is every page of @r within @range still in a VM_WRITE vma?  For
+ * MMU_NOTIFY_PROTECTION_VMA only, whose callers (mprotect, NUMA hinting,
+ * userfaultfd) hold mmap_lock and have set the new vm_flags already.
+ */
+static bool profil_range_writable(const struct mmu_notifier_range *range,
+				  const struct profil_kregion *r)
+{
+	unsigned long start = profil_region_start(r);
+	unsigned long addr = max(range->start, start);
+	unsigned long end = min(range->end,
+				start + (profil_region_pages(r) << PAGE_SHIFT));
+	struct vm_area_struct *vma;
+
+	while (addr < end) {
+		vma = find_vma(range->mm, addr);
+		if (!vma || vma->vm_start > addr || !(vma->vm_flags & VM_WRITE))
+			return false;
+		addr = vma->vm_end;
+	}
+	return true;
+}
+
+static bool profil_range_keeps_pages(const struct mmu_notifier_range *range,
+				     const struct profil_kregion *r)
+{
+	switch (range->event) {
+	case MMU_NOTIFY_PROTECTION_PAGE:
+	case MMU_NOTIFY_SOFT_DIRTY:
+		return true;
+	case MMU_NOTIFY_PROTECTION_VMA:
+		return profil_range_writable(range, r);
+	default:
+		return false;
+	}
+}
+
+static bool profil_region_invalidate(struct mmu_interval_notifier *mni,
+				     const struct mmu_notifier_range *range,
+				     unsigned long cur_seq)
+{
+	struct profil_kregion *r = container_of(mni, struct profil_kregion,
+						mni);
+	struct profil_arm *arm = r->arm;
+	bool live;
+
+	/* The mm is going away: ->release stops the arm right after. */
+	if (range->event == MMU_NOTIFY_RELEASE)
+		return true;
+	if (profil_range_keeps_pages(range, r))
+		return true;
+
+	spin_lock(&arm->fault_lock);
+	mmu_interval_set_seq(mni, cur_seq);
+	live = arm->live;
+	spin_unlock(&arm->fault_lock);
+	/* Before @live, profil_regions_pin() sees the new seq and retries. */
+	if (live)
+		profil_arm_fault(arm, mmu_notifier_range_blockable(range));
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops profil_mni_ops = {
+	.invalidate = profil_region_invalidate,
+};
 
 static void profil_region_unpin(struct profil_kregion *r)
 {
@@ -55,7 +137,7 @@ static int profil_region_pin(struct profil_kregion *r)
 	if (!r->pages)
 		return -ENOMEM;
 
-	pinned = pin_user_pages_fast(r->uaddr & PAGE_MASK, nr,
+	pinned = pin_user_pages_fast(profil_region_start(r), nr,
 				     FOLL_WRITE | FOLL_LONGTERM, r->pages);
 	if (pinned != nr) {
 		/* A partial pin is undone; any hole or RO page is -EFAULT. */
@@ -81,29 +163,104 @@ err_free:
 	return ret;
 }
 
+static int profil_region_watch(struct profil_kregion *r, struct profil_arm *arm)
+{
+	unsigned long nr = profil_region_pages(r);
+	int ret;
+
+	r->arm = arm;
+	if (!nr)
+		return 0;
+	ret = mmu_interval_notifier_insert(&r->mni, arm->sess->mn.mm,
+					   profil_region_start(r),
+					   nr << PAGE_SHIFT, &profil_mni_ops);
+	if (ret)
+		return ret;
+	r->mni_on = true;
+	return 0;
+}
+
+static u32 profil_nr_all(const struct profil_arm *arm)
+{
+	return arm->nr_regions + !!arm->overflow;
+}
+
 static struct profil_kregion *profil_region_at(struct profil_arm *arm,
 					       u32 i)
 {
 	return i < arm->nr_regions ? &arm->regions[i] : arm->overflow;
 }
 
+static void profil_regions_unpin_pages(struct profil_arm *arm)
+{
+	u32 i;
+
+	for (i = 0; i < profil_nr_all(arm); i++)
+		profil_region_unpin(profil_region_at(arm, i));
+}
+
+/* Pin every region; nothing stays pinned on failure. */
+static int profil_regions_pin_pages(struct profil_arm *arm)
+{
+	struct profil_kregion *r;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < profil_nr_all(arm); i++) {
+		r = profil_region_at(arm, i);
+		if (r->mni_on)
+			r->mni_seq = mmu_interval_read_begin(&r->mni);
+	}
+	for (i = 0; i < profil_nr_all(arm); i++) {
+		ret = profil_region_pin(profil_region_at(arm, i));
+		if (ret) {
+			profil_regions_unpin_pages(arm);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * No invalidation since the pages were looked up?  Then from here on any
+ * invalidation faults the arm.  (Breaking copy-on-write to pin a page
+ * invalidates it, so a first attempt on fresh memory usually fails.)
+ */
+static bool profil_regions_settled(struct profil_arm *arm)
+{
+	struct profil_kregion *r;
+	bool ok = true;
+	u32 i;
+
+	spin_lock(&arm->fault_lock);
+	for (i = 0; i < profil_nr_all(arm) && ok; i++) {
+		r = profil_region_at(arm, i);
+		ok = !r->mni_on || !mmu_interval_read_retry(&r->mni,
+							    r->mni_seq);
+	}
+	arm->live = ok;
+	spin_unlock(&arm->fault_lock);
+	return ok;
+}
+
 /**
- * profil_regions_pin - charge, pin and map every region of @arm
- * @arm: an arm not yet started, filled in by the ioctl
+ * profil_regions_pin - charge, watch, pin and map every region of @arm
+ * @arm: an arm not yet started, with its session set
  *
- * Must be called from the process that owns the buffers.  On failure
- * nothing stays pinned or charged.
+ * Must be called from the process that owns the buffers, with no lock of
+ * the session held.  On failure nothing stays pinned, watched or charged.
  *
  * Return: 0, -ENOMEM past RLIMIT_MEMLOCK or out of memory, -EFAULT if any
- * byte is not mapped writable.
+ * byte is not mapped writable, -EAGAIN if the buffer kept changing under
+ * us.
  */
 int profil_regions_pin(struct profil_arm *arm)
 {
-	u32 i, n = arm->nr_regions + !!arm->overflow;
 	unsigned long total = 0;
-	int ret;
+	int ret, tries = 0;
+	u32 i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < profil_nr_all(arm); i++)
 		total += profil_region_pages(profil_region_at(arm, i));
 
 	ret = account_locked_vm(arm->sess->mn.mm, total, true);
@@ -111,14 +268,25 @@ int profil_regions_pin(struct profil_arm *arm)
 		return ret;
 	arm->locked_pages = total;
 
-	for (i = 0; i < n; i++) {
-		ret = profil_region_pin(profil_region_at(arm, i));
+	for (i = 0; i < profil_nr_all(arm); i++) {
+		ret = profil_region_watch(profil_region_at(arm, i), arm);
 		if (ret)
-			goto err_unpin;
+			goto err;
 	}
-	return 0;
+	for (;;) {
+		ret = profil_regions_pin_pages(arm);
+		if (ret)
+			goto err;
+		if (profil_regions_settled(arm))
+			return 0;
+		profil_regions_unpin_pages(arm);
+		if (++tries == PROFIL_PIN_TRIES) {
+			ret = -EAGAIN;
+			goto err;
+		}
+	}
 
-err_unpin:
+err:
 	profil_regions_unpin(arm);
 	return ret;
 }
@@ -127,14 +295,23 @@ err_unpin:
  * profil_regions_unpin - undo profil_regions_pin()
  * @arm: an arm whose events are all released
  *
- * Safe on a partially pinned arm, and from the mm's ->release.
+ * Safe on a partially set up arm, and from the mm's ->release.  May wait
+ * for an invalidation in progress, so the caller holds no lock that
+ * profil_region_invalidate() takes.
  */
 void profil_regions_unpin(struct profil_arm *arm)
 {
-	u32 i, n = arm->nr_regions + !!arm->overflow;
+	struct profil_kregion *r;
+	u32 i;
 
-	for (i = 0; i < n; i++)
-		profil_region_unpin(profil_region_at(arm, i));
+	for (i = 0; i < profil_nr_all(arm); i++) {
+		r = profil_region_at(arm, i);
+		if (r->mni_on) {
+			mmu_interval_notifier_remove(&r->mni);
+			r->mni_on = false;
+		}
+	}
+	profil_regions_unpin_pages(arm);
 	account_locked_vm(arm->sess->mn.mm, arm->locked_pages, false);
 	arm->locked_pages = 0;
 }

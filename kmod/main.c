@@ -138,6 +138,15 @@ static int profil_setup_check(const struct profil_setup *ks, u32 *rate)
 	return 0;
 }
 
+/*
+ * A vfork child runs on its parent's mm until it execs or exits, and the
+ * session there is the parent's: the child may not arm or stop it.
+ */
+static bool profil_vfork_child(void)
+{
+	return current->vfork_done;
+}
+
 static long profil_ioc_setup(void __user *uarg)
 {
 	struct profil_session *sess;
@@ -156,9 +165,10 @@ static long profil_ioc_setup(void __user *uarg)
 	if (put_user(rate, &((struct profil_setup __user *)uarg)->rate))
 		return -EFAULT;
 
-	arm = kvzalloc(struct_size(arm, regions, ks.nr_regions), GFP_KERNEL);
+	arm = profil_arm_alloc(ks.nr_regions);
 	if (!arm)
 		return -ENOMEM;
+	arm->flags = ks.flags;
 	arm->rate = rate;
 	arm->period_ns = div_u64(NSEC_PER_SEC, rate);
 	ret = profil_regions_copy(arm, &ks);
@@ -170,13 +180,13 @@ static long profil_ioc_setup(void __user *uarg)
 		ret = PTR_ERR(sess);
 		goto err_free;
 	}
-	ret = profil_session_arm(sess, arm);
+	ret = profil_session_arm(sess, arm, false);
 	if (ret)
 		goto err_free;
 	return 0;
 
 err_free:
-	kvfree(arm);
+	profil_arm_put(arm);
 	return ret;
 }
 
@@ -191,10 +201,13 @@ static long profil_ioc_stats(void __user *uarg)
 	if (usize < PROFIL_STATS_SIZE_VER0)
 		return -EINVAL;
 
-	sess = profil_session_get(current->mm);
-	if (IS_ERR(sess))
-		return PTR_ERR(sess);
-	profil_session_stats(sess, &st);
+	/* A vfork child has no session: all zero, off. */
+	if (!profil_vfork_child()) {
+		sess = profil_session_get(current->mm);
+		if (IS_ERR(sess))
+			return PTR_ERR(sess);
+		profil_session_stats(sess, &st);
+	}
 	st.size = min_t(u32, usize, sizeof(st));
 	return copy_to_user(uarg, &st, st.size) ? -EFAULT : 0;
 }
@@ -209,10 +222,14 @@ static long profil_ioctl(struct file *file, unsigned int cmd,
 
 	switch (cmd) {
 	case PROFIL_IOC_SETUP:
+		if (profil_vfork_child())
+			return -EINVAL;
 		return profil_ioc_setup((void __user *)arg);
 	case PROFIL_IOC_OFF:
 		if (arg)
 			return -EINVAL;
+		if (profil_vfork_child())
+			return 0;	/* nothing of its own to stop */
 		sess = profil_session_get(current->mm);
 		if (IS_ERR(sess))
 			return PTR_ERR(sess);
@@ -257,13 +274,22 @@ static void profil_check_abi(void)
 
 static int __init profil_init(void)
 {
+	int ret;
+
 	profil_check_abi();
-	return misc_register(&profil_misc);
+	ret = profil_fork_init();
+	if (ret)
+		return ret;
+	ret = misc_register(&profil_misc);
+	if (ret)
+		profil_fork_exit();
+	return ret;
 }
 
 static void __exit profil_exit(void)
 {
 	misc_deregister(&profil_misc);
+	profil_fork_exit();
 	profil_sessions_drain();
 }
 

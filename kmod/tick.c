@@ -131,11 +131,13 @@ static notrace void profil_tick(struct perf_event *event,
 	n = min_t(u64, n, U32_MAX);
 
 	/*
-	 * No user PC to charge: an io_uring worker of the process, or the
-	 * window between exec's switch of mm and remove_on_exec.
+	 * Nowhere to count: an io_uring worker of the process, the window
+	 * between exec's switch of mm and remove_on_exec, or a buffer that
+	 * an invalidation took from the process (profil_arm_fault()).
 	 */
 	if (unlikely(current->mm != arm->sess->mn.mm ||
-		     (current->flags & (PF_KTHREAD | PF_IO_WORKER)))) {
+		     (current->flags & (PF_KTHREAD | PF_IO_WORKER)) ||
+		     atomic_read(&arm->faulted))) {
 		atomic64_add(n, &arm->sess->cnt.missed);
 		return;
 	}

@@ -4,13 +4,33 @@
  *
  * The contract, as in 4.4BSD, Solaris and AIX: a NULL buffer or a scale of
  * 0 or 1 turns profiling off; a scale above 0x10000 is EINVAL and leaves a
- * running session alone; anything else replaces what ran before.
+ * running session alone; anything else replaces what ran before.  A child
+ * made by fork() goes on profiling into its own copy of the buffer, unless
+ * profil_inherit(0) was called before the profil() that armed the session.
  */
 #include <errno.h>
 #include <stdint.h>
 
 #include "profil-private.h"
 #include "profil.h"
+
+/* PROFIL_F_NOINHERIT or 0, for the sessions profil() arms (atomic). */
+static unsigned int profil_setup_flags;
+
+__attribute__((visibility("default")))
+int profil_inherit(int inherit)
+{
+	unsigned int old;
+
+	if (inherit != 0 && inherit != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	old = __atomic_exchange_n(&profil_setup_flags,
+				  inherit ? 0 : PROFIL_F_NOINHERIT,
+				  __ATOMIC_RELAXED);
+	return !(old & PROFIL_F_NOINHERIT);
+}
 
 __attribute__((visibility("default")))
 int profil(unsigned short *buf, size_t bufsiz, size_t offset,
@@ -24,6 +44,7 @@ int profil(unsigned short *buf, size_t bufsiz, size_t offset,
 	};
 	struct profil_setup s = {
 		.size = sizeof(s),
+		.flags = __atomic_load_n(&profil_setup_flags, __ATOMIC_RELAXED),
 		.mode = PROFIL_MODE_HIST,
 		.nr_regions = 1,
 		.region_size = sizeof(r),

@@ -51,11 +51,11 @@ gate "abi: profil.h leaves the buffer nullable" "$b/nonnull.log" sh -c \
 gate "abi: the uapi header stands alone in C and C++" "$b/uapi.log" sh -c \
 	"echo '#include <linux/profil.h>' | cc -Werror -Wall -fsyntax-only -I'$top/uapi' -x c - &&
 	 echo '#include <linux/profil.h>' | c++ -Werror -Wall -fsyntax-only -I'$top/uapi' -x c++ -"
-gate "abi: libprofil.so.0 exports profil@@LIBPROFIL_1.0 and profil@GLIBC_2.2.5 only" \
+gate "abi: libprofil.so.0 exports profil@@LIBPROFIL_1.0, profil@GLIBC_2.2.5 and profil_inherit@@LIBPROFIL_1.1 only" \
 	"$b/symbols.log" sh -c \
 	"nm -D --defined-only '$top/lib/libprofil.so.0' | awk '{ print \$3 }' |
 	 LC_ALL=C sort | tee /dev/stderr | tr '\n' ' ' |
-	 grep -qx 'GLIBC_2.2.5 LIBPROFIL_1.0 profil@@LIBPROFIL_1.0 profil@GLIBC_2.2.5 '"
+	 grep -qx 'GLIBC_2.2.5 LIBPROFIL_1.0 LIBPROFIL_1.1 profil@@LIBPROFIL_1.0 profil@GLIBC_2.2.5 profil_inherit@@LIBPROFIL_1.1 '"
 
 for k in $kernels; do
 	t0=$(date +%s)

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/profil.h>
 #include "profil.h"
 
@@ -199,6 +200,61 @@ static inline double expected(uint64_t ns, unsigned int rate)
 static inline int module_loaded(void)
 {
 	return access("/dev/profil", F_OK) == 0;
+}
+
+/* VmLck of the calling process, in kB, or -1. */
+static inline long vmlck_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* A counter of /proc/vmstat, or -1. */
+static inline long long vmstat_get(const char *key)
+{
+	char name[64];
+	long long v, found = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", name, &v) == 2)
+		if (!strcmp(name, key)) {
+			found = v;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+/* Pages pinned with FOLL_PIN and not yet released, system-wide. */
+static inline long long pins_held(void)
+{
+	return vmstat_get("nr_foll_pin_acquired") -
+	       vmstat_get("nr_foll_pin_released");
+}
+
+/* Root keeps its uid but loses CAP_IPC_LOCK, so the limit applies. */
+static inline int drop_cap_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[0].effective &= ~(1U << CAP_IPC_LOCK);
+	return syscall(SYS_capset, &h, d);
 }
 
 #endif /* PROFIL_SELFTEST_COMMON_H */

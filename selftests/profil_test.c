@@ -8,7 +8,6 @@
 #define _GNU_SOURCE
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <linux/capability.h>
 
 #include "common.h"
 #include "kselftest_harness.h"
@@ -802,35 +801,6 @@ TEST_F_TIMEOUT(threads, setup_while_threads_come_and_go, 180)
 }
 
 /* --------------------------------------------------------------- memlock */
-
-static long vmlck_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-/* Root keeps its uid but loses CAP_IPC_LOCK, so the limit applies. */
-static int drop_cap_ipc_lock(void)
-{
-	struct __user_cap_header_struct h = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d))
-		return -1;
-	d[0].effective &= ~(1U << CAP_IPC_LOCK);
-	return syscall(SYS_capset, &h, d);
-}
 
 FIXTURE(memlock) {
 	void *buf;

@@ -20,6 +20,13 @@ extern "C" {
 int profil(unsigned short *buf, size_t bufsiz, size_t offset,
 	   unsigned int scale);
 
+/*
+ * Whether a child made by fork() goes on profiling into its copy of the
+ * buffer (1, the default) or not (0), for the sessions later profil() calls
+ * arm.  Returns the previous setting, or -1 with errno EINVAL.
+ */
+int profil_inherit(int inherit);
+
 #ifdef __cplusplus
 }
 #endif

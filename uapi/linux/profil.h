@@ -85,11 +85,14 @@ struct profil_setup {
 #define PROFIL_STOP_REPLACED	2 /* re-armed by PROFIL_IOC_SETUP */
 #define PROFIL_STOP_FAULT	3 /* the buffer was unmapped or invalidated */
 #define PROFIL_STOP_FULL	4 /* pcsample buffer full */
+#define PROFIL_STOP_INHERIT	5 /* a forked child could not take over */
 
 /*
  * PROFIL_IOC_STATS argument.  Counters cover the life of the process's
- * session, across re-arms.  On return 'size' is the number of bytes the
- * kernel wrote.
+ * session, across re-arms.  A forked child's inherited session starts at
+ * zero, with 'armed' 0 and the CPU time it ran before taking over its
+ * copy of the buffer counted in 'missed'.  On return 'size' is the number
+ * of bytes the kernel wrote.
  */
 struct profil_stats {
 	__u32 size;		/* sizeof(struct profil_stats) */

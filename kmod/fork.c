@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Inheritance at fork.
+ *
+ * A forked child gets a copy of its parent's memory, the buffer included
+ * (pinned pages are copied at fork, never shared copy-on-write), and, as on
+ * the BSDs and Solaris, it goes on profiling into that copy.  The pins are
+ * the parent's, so the child needs its own.  The sched_process_fork
+ * tracepoint runs in the parent once the child exists and before it first
+ * runs; its probe queues a task_work on the child, which the child runs on
+ * its way out to user space, before its first user instruction: there, in
+ * process context and on its own mm, it pins its copy and starts its events
+ * with the parent's configuration.  The CPU time the child used before that
+ * is counted in its stats as missed.
+ *
+ * A vfork(), posix_spawn() or clone(CLONE_VM) child shares its parent's mm
+ * and is not sampled; a new thread inherits through perf (tick.c).
+ */
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/task_work.h>
+#include <linux/tracepoint.h>
+
+#include "profil_internal.h"
+
+struct profil_fork {
+	struct callback_head cb;
+	struct profil_arm *arm;	/* the parent's, referenced; config only */
+};
+
+static struct tracepoint *profil_fork_tp;
+
+/* In the new child: take over the parent's configuration. */
+static void profil_inherit(const struct profil_arm *parent)
+{
+	struct profil_session *sess;
+	struct profil_arm *arm;
+
+	sess = profil_session_get(current->mm);
+	if (IS_ERR(sess))
+		return;
+	atomic64_add(div64_u64(current->se.sum_exec_runtime,
+			       parent->period_ns), &sess->cnt.missed);
+	arm = profil_arm_clone(parent);
+	if (arm) {
+		if (!profil_session_arm(sess, arm, true))
+			return;
+		profil_arm_put(arm);
+	}
+	profil_session_failed(sess, PROFIL_STOP_INHERIT);
+}
+
+static void profil_fork_run(struct callback_head *cb)
+{
+	struct profil_fork *f = container_of(cb, struct profil_fork, cb);
+
+	/* Run from do_exit() instead if the child died first: nothing then. */
+	if (current->mm && !(current->flags & PF_EXITING))
+		profil_inherit(f->arm);
+	profil_arm_put(f->arm);
+	kfree(f);
+	module_put(THIS_MODULE);
+}
+
+/* sched_process_fork: in the parent, preemption off, @child not yet run. */
+static void profil_on_fork(void *data, struct task_struct *parent,
+			   struct task_struct *child)
+{
+	struct mm_struct *mm = parent->mm;
+	struct profil_arm *arm;
+	struct profil_fork *f;
+
+	/* Threads, vfork and CLONE_VM children run on the parent's mm. */
+	if (!mm || !child->mm || child->mm == mm ||
+	    (child->flags & PF_KTHREAD))
+		return;
+	rcu_read_lock();
+	arm = profil_arm_get_rcu(mm);
+	rcu_read_unlock();
+	if (!arm)
+		return;
+	if ((arm->flags & PROFIL_F_NOINHERIT) || atomic_read(&arm->faulted))
+		goto out_put;
+
+	f = kmalloc(sizeof(*f), GFP_ATOMIC);
+	if (!f)
+		goto out_put;
+	f->arm = arm;
+	init_task_work(&f->cb, profil_fork_run);
+	/* The session in the hash holds the module: not the last ref. */
+	__module_get(THIS_MODULE);
+	if (!task_work_add(child, &f->cb, TWA_RESUME))
+		return;
+	module_put(THIS_MODULE);
+	kfree(f);
+out_put:
+	profil_arm_put(arm);
+}
+
+static void profil_find_fork_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_fork"))
+		*(struct tracepoint **)priv = tp;
+}
+
+int profil_fork_init(void)
+{
+	for_each_kernel_tracepoint(profil_find_fork_tp, &profil_fork_tp);
+	if (!profil_fork_tp)
+		return -ENOENT;
+	return tracepoint_probe_register(profil_fork_tp, profil_on_fork,
+					 NULL);
+}
+
+void profil_fork_exit(void)
+{
+	tracepoint_probe_unregister(profil_fork_tp, profil_on_fork, NULL);
+	tracepoint_synchronize_unregister();
+}
