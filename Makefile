@@ -32,6 +32,7 @@ LIB_SOBJS	:= $(LIB_SRCS:.c=.os)
 LIB_HDRS	:= lib/profil-private.h lib/include/profil.h uapi/linux/profil.h
 
 TESTS		:= $(BUILD)/selftests/profil_test $(BUILD)/selftests/nomod_test \
+		   $(BUILD)/selftests/lifecycle_test $(BUILD)/selftests/exec_helper \
 		   $(BUILD)/selftests/runas $(BUILD)/selftests/probe_dynamic \
 		   $(BUILD)/selftests/probe_static $(BUILD)/selftests/probe_glibc
 DEMO		:= $(BUILD)/demo/hotspots

@@ -36,6 +36,10 @@ else
 	/opt/profil/profil_test
 	echo "@@ run user profil_test"
 	/opt/profil/runas 65534 /opt/profil/profil_test
+	echo "@@ run root lifecycle_test"
+	/opt/profil/lifecycle_test
+	echo "@@ run user lifecycle_test"
+	/opt/profil/runas 65534 /opt/profil/lifecycle_test
 	if rmmod profil; then
 		echo "ok - guest: rmmod profil with no session left"
 	else
@@ -47,6 +51,8 @@ else
 	/opt/profil/runas 65534 /opt/profil/nomod_test
 fi
 
+# /proc/vmstat folds per-CPU deltas every second: make it exact first.
+echo 1 > /proc/sys/vm/stat_refresh
 acq=$(vmstat nr_foll_pin_acquired)
 rel=$(vmstat nr_foll_pin_released)
 if [ "$acq" = "$rel" ]; then

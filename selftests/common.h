@@ -236,9 +236,23 @@ static inline long long vmstat_get(const char *key)
 	return found;
 }
 
-/* Pages pinned with FOLL_PIN and not yet released, system-wide. */
+/*
+ * Pages pinned with FOLL_PIN and not yet released, system-wide, or -1 when
+ * that cannot be known now: /proc/vmstat folds per-CPU deltas only every
+ * second, and only root may make it exact at once (vm/stat_refresh).  The
+ * guest checks the balance again after every run, as root.
+ */
 static inline long long pins_held(void)
 {
+	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, "1", 1);
+	close(fd);
+	if (n != 1)
+		return -1;
 	return vmstat_get("nr_foll_pin_acquired") -
 	       vmstat_get("nr_foll_pin_released");
 }
