@@ -30,7 +30,7 @@ boot() {
 # ours: boot it again, at most twice, and keep the failed log.
 for try in 1 2 3; do
 	boot
-	grep -q '^@@ guest ' "$log" && break
+	grep -q '@@ guest ' "$log" && break
 	cp "$log" "$log.boot$try"
 	echo "   (guest $kver died while booting, before /init; see $log.boot$try)"
 done
