@@ -13,12 +13,19 @@
  * mprotect(PROT_READ) or MADV_DONTNEED the process no longer sees them.  So
  * each region's pages carry an mmu_interval_notifier, and an invalidation
  * that takes them from the process faults the arm (profil_arm_fault()).
- * Invalidations that leave the same pages mapped writable are not faults:
+ * Invalidations known to leave the same pages mapped writable are ignored:
  * fork's copy-on-write protection (MMU_NOTIFY_PROTECTION_PAGE; pinned pages
  * are copied for the child, the parent's stay writable), writeback's
  * cleaning, soft-dirty tracking, and a change of protection that keeps
- * VM_WRITE (NUMA hinting, mprotect to read-write-execute).
+ * VM_WRITE (NUMA hinting, mprotect to read-write-execute).  Others may or
+ * may not take the pages away: splitting a transparent huge page that holds
+ * the buffer, or khugepaged looking at it, invalidates 2 MiB around it with
+ * MMU_NOTIFY_CLEAR, as MADV_DONTNEED does.  So a fault only suspends the
+ * writes, and profil_regions_recheck() decides in process context: if every
+ * page of the buffer is still mapped writable at its address, counting
+ * resumes; otherwise the session ends.
  */
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
@@ -199,18 +206,26 @@ static void profil_regions_unpin_pages(struct profil_arm *arm)
 		profil_region_unpin(profil_region_at(arm, i));
 }
 
-/* Pin every region; nothing stays pinned on failure. */
-static int profil_regions_pin_pages(struct profil_arm *arm)
+/* Record the notifiers' sequence before looking the pages up. */
+static void profil_regions_read_begin(struct profil_arm *arm)
 {
 	struct profil_kregion *r;
 	u32 i;
-	int ret;
 
 	for (i = 0; i < profil_nr_all(arm); i++) {
 		r = profil_region_at(arm, i);
 		if (r->mni_on)
 			r->mni_seq = mmu_interval_read_begin(&r->mni);
 	}
+}
+
+/* Pin every region; nothing stays pinned on failure. */
+static int profil_regions_pin_pages(struct profil_arm *arm)
+{
+	u32 i;
+	int ret;
+
+	profil_regions_read_begin(arm);
 	for (i = 0; i < profil_nr_all(arm); i++) {
 		ret = profil_region_pin(profil_region_at(arm, i));
 		if (ret) {
@@ -221,6 +236,21 @@ static int profil_regions_pin_pages(struct profil_arm *arm)
 	return 0;
 }
 
+/* No invalidation since profil_regions_read_begin()?  Under @fault_lock. */
+static bool profil_regions_unchanged(struct profil_arm *arm)
+{
+	struct profil_kregion *r;
+	u32 i;
+
+	lockdep_assert_held(&arm->fault_lock);
+	for (i = 0; i < profil_nr_all(arm); i++) {
+		r = profil_region_at(arm, i);
+		if (r->mni_on && mmu_interval_read_retry(&r->mni, r->mni_seq))
+			return false;
+	}
+	return true;
+}
+
 /*
  * No invalidation since the pages were looked up?  Then from here on any
  * invalidation faults the arm.  (Breaking copy-on-write to pin a page
@@ -228,16 +258,10 @@ static int profil_regions_pin_pages(struct profil_arm *arm)
  */
 static bool profil_regions_settled(struct profil_arm *arm)
 {
-	struct profil_kregion *r;
-	bool ok = true;
-	u32 i;
+	bool ok;
 
 	spin_lock(&arm->fault_lock);
-	for (i = 0; i < profil_nr_all(arm) && ok; i++) {
-		r = profil_region_at(arm, i);
-		ok = !r->mni_on || !mmu_interval_read_retry(&r->mni,
-							    r->mni_seq);
-	}
+	ok = profil_regions_unchanged(arm);
 	arm->live = ok;
 	spin_unlock(&arm->fault_lock);
 	return ok;
@@ -289,6 +313,77 @@ int profil_regions_pin(struct profil_arm *arm)
 err:
 	profil_regions_unpin(arm);
 	return ret;
+}
+
+/* Pages looked up at a time by profil_region_mapped(). */
+#define PROFIL_RECHECK_BATCH	32
+
+/* Are @r's pinned pages what current->mm maps, writable, at its address? */
+static bool profil_region_mapped(const struct profil_kregion *r)
+{
+	struct page *pages[PROFIL_RECHECK_BATCH];
+	unsigned long i = 0, addr = profil_region_start(r);
+	int n, j;
+	bool same = true;
+
+	while (same && i < r->nr_pages) {
+		n = min_t(unsigned long, r->nr_pages - i, ARRAY_SIZE(pages));
+		n = get_user_pages_fast(addr + (i << PAGE_SHIFT), n,
+					FOLL_WRITE | FOLL_NOFAULT, pages);
+		if (n <= 0)
+			return false;
+		for (j = 0; j < n; j++) {
+			same &= pages[j] == r->pages[i + j];
+			put_page(pages[j]);
+		}
+		i += n;
+	}
+	return same;
+}
+
+/**
+ * profil_regions_recheck - after a fault, is every buffer still in place?
+ * @arm: a faulted arm, its session locked
+ *
+ * Looks the pages up again, with no invalidation in between; if they are
+ * all the pinned ones, mapped writable, clears @arm->faulted and the tick
+ * counts again.  Runs on the process's mm (an ioctl, a forked child taking
+ * over) or borrows it (the fault work, a kthread).
+ *
+ * Return: true if counting resumed, false if the arm must stop.
+ */
+bool profil_regions_recheck(struct profil_arm *arm)
+{
+	struct mm_struct *mm = arm->sess->mn.mm;
+	bool ok = true, resumed = false, borrowed = false;
+	int tries;
+	u32 i;
+
+	if (current->mm != mm) {
+		if (!(current->flags & PF_KTHREAD) || current->mm ||
+		    !mmget_not_zero(mm))
+			return false;
+		kthread_use_mm(mm);
+		borrowed = true;
+	}
+	for (tries = 0; ok && !resumed && tries < PROFIL_PIN_TRIES; tries++) {
+		profil_regions_read_begin(arm);
+		for (i = 0; i < profil_nr_all(arm) && ok; i++)
+			ok = profil_region_mapped(profil_region_at(arm, i));
+
+		spin_lock(&arm->fault_lock);
+		if (ok && profil_regions_unchanged(arm)) {
+			atomic_set(&arm->faulted, 0);
+			resumed = true;
+		}
+		spin_unlock(&arm->fault_lock);
+	}
+	if (borrowed) {
+		kthread_unuse_mm(mm);
+		/* Maybe the last user: the teardown must not run in our work. */
+		mmput_async(mm);
+	}
+	return resumed;
 }
 
 /**

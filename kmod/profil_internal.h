@@ -31,7 +31,9 @@
  * events, a root event's child_mutex) and wait for invalidations in
  * mmu_interval_notifier_remove(), never two of these at once.  So the
  * invalidate callback must not take it: it takes only profil_arm.fault_lock,
- * a spinlock, and leaves the stop to profil_session.fault_work.
+ * a spinlock, and leaves the rest to profil_session.fault_work or the next
+ * ioctl: both look the pages up again (mmap_lock under the session lock)
+ * and either resume counting or stop the arm.
  * mmu_notifier_get() holds mmap_lock around ->alloc_notifier, which takes
  * no lock of ours.  The tick (hard irq) and the fork tracepoint (preemption
  * off) take no lock at all: they read under RCU and use atomics.
@@ -88,8 +90,9 @@ struct profil_arm {
 
 	/*
 	 * @fault_lock orders the notifiers' sequence updates against the
-	 * check that arms them (@live).  @faulted is set once, by the first
-	 * invalidation after @live; from then on the tick writes nothing.
+	 * checks that arm them (@live) and that resume counting.  @faulted is
+	 * set by an invalidation after @live; while it is, the tick writes
+	 * nothing.  Only profil_regions_recheck() clears it again.
 	 */
 	spinlock_t fault_lock;
 	bool live;
@@ -144,6 +147,7 @@ void profil_session_stats(struct profil_session *sess,
 /* buffer.c: pinning, accounting, mapping and watching of regions */
 int profil_regions_pin(struct profil_arm *arm);
 void profil_regions_unpin(struct profil_arm *arm);
+bool profil_regions_recheck(struct profil_arm *arm);
 
 /* tick.c: the sampling events */
 int profil_events_start(struct profil_arm *arm);

@@ -30,9 +30,10 @@
  *   exit             ->release of the mm, when its last user goes.
  *   fault            an mmu_interval_notifier on each region's pages
  *                    (buffer.c): the invalidation marks the arm faulted, so
- *                    the tick stops writing at once, and @fault_work stops
- *                    the arm in process context.  Its own locks cannot be
- *                    taken under the mmap_lock the invalidation holds.
+ *                    the tick stops writing at once, and @fault_work, in
+ *                    process context, looks the pages up again and resumes
+ *                    or stops the arm.  Neither can be done under the
+ *                    mmap_lock the invalidation holds.
  */
 #include <linux/hashtable.h>
 #include <linux/module.h>
@@ -99,8 +100,9 @@ void profil_arm_put(struct profil_arm *arm)
  *
  * From then on the tick writes nothing; with @sync, a tick that already
  * passed its check has finished when this returns, so no write follows the
- * unmap or mprotect that got us here.  The stop itself needs locks the
- * invalidating thread may hold, so it is left to the session's work.
+ * unmap or mprotect that got us here.  Whether the pages are really gone,
+ * and the stop, need locks the invalidating thread may hold: that is left
+ * to the session's work (or its next ioctl), profil_regions_recheck().
  */
 void profil_arm_fault(struct profil_arm *arm, bool sync)
 {
@@ -156,14 +158,17 @@ static void profil_session_stop_locked(struct profil_session *sess, u32 why)
 	profil_arm_put(arm);
 }
 
-/* Every locked operation first stops an arm whose buffer went away. */
+/*
+ * Every locked operation first settles a fault: counting resumes if the
+ * buffer is still in place, else the arm stops.
+ */
 static void profil_session_lock(struct profil_session *sess)
 {
 	struct profil_arm *arm;
 
 	mutex_lock(&sess->lock);
 	arm = profil_locked_arm(sess);
-	if (arm && atomic_read(&arm->faulted))
+	if (arm && atomic_read(&arm->faulted) && !profil_regions_recheck(arm))
 		profil_session_stop_locked(sess, PROFIL_STOP_FAULT);
 }
 
@@ -304,8 +309,8 @@ int profil_session_arm(struct profil_session *sess, struct profil_arm *arm,
 	sess->stop_reason = PROFIL_STOP_NONE;
 	if (!inherited)
 		atomic64_inc(&sess->cnt.armed);
-	/* A fault since the pin found no arm to stop yet. */
-	if (atomic_read(&arm->faulted))
+	/* A fault since the pin found no arm to settle yet. */
+	if (atomic_read(&arm->faulted) && !profil_regions_recheck(arm))
 		profil_session_stop_locked(sess, PROFIL_STOP_FAULT);
 	mutex_unlock(&sess->lock);
 	return 0;

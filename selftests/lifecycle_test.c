@@ -211,11 +211,24 @@ LIFE_TEST(grandchild_inherits_from_child, 180)
 	EXPECT_EQ(0, loop_bins(buf, spin_b));	/* nor in ours */
 }
 
+/* Fork a child that spins in spin_b and reports its bins and stats. */
+static int fork_spin_b_child(struct report *r, uint16_t *buf)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		spin_cpu(spin_b, SPIN / 3);
+		r->v[10] = loop_bins(buf, spin_b);
+		report_stats(r, 0);
+		_exit(0);
+	}
+	return pid < 0 ? -1 : wait_exit(pid);
+}
+
 LIFE_TEST(profil_inherit_0_child_not_profiled, 180)
 {
 	struct report *r = report_page();
 	uint16_t *buf = map_buf(NULL, FRESH);
-	pid_t pid;
 
 	ASSERT_NE(NULL, r);
 	ASSERT_NE(NULL, buf);
@@ -226,15 +239,7 @@ LIFE_TEST(profil_inherit_0_child_not_profiled, 180)
 	EXPECT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, profil(buf, LEN, text_off(), 0x10000));
 
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		spin_cpu(spin_b, SPIN / 3);
-		r->v[10] = loop_bins(buf, spin_b);
-		report_stats(r, 0);
-		_exit(0);
-	}
-	ASSERT_EQ(0, wait_exit(pid));
+	ASSERT_EQ(0, fork_spin_b_child(r, buf));
 	EXPECT_EQ(PROFIL_STATE_OFF, r->v[R_STATE]);
 	EXPECT_EQ(0, r->v[R_SAMPLES]);
 	EXPECT_EQ(0, r->v[10]);
@@ -243,18 +248,108 @@ LIFE_TEST(profil_inherit_0_child_not_profiled, 180)
 	/* The control: inheritance back on, the next child profiles. */
 	EXPECT_EQ(0, profil_inherit(1));
 	ASSERT_EQ(0, profil(buf, LEN, text_off(), 0x10000));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		spin_cpu(spin_b, SPIN / 3);
-		r->v[10] = loop_bins(buf, spin_b);
-		report_stats(r, 0);
-		_exit(0);
-	}
-	ASSERT_EQ(0, wait_exit(pid));
+	ASSERT_EQ(0, fork_spin_b_child(r, buf));
 	EXPECT_EQ(PROFIL_STATE_ON, r->v[R_STATE]);
 	EXPECT_LT(0, r->v[10]);
 	profil(NULL, 0, 0, 0);
+}
+
+/*
+ * A buffer that shares its first and last pages, and its mapping, with other
+ * data, as one in the heap or .bss does.  Fork write-protects the whole
+ * mapping; the parent's writes next to the buffer then break copy-on-write
+ * on the pages around it.  None of that may end the session.
+ */
+LIFE_TEST(fork_then_cow_next_to_the_buffer_keeps_session, 120)
+{
+	char *area = mmap(NULL, 6 * PAGE, PROT_READ | PROT_WRITE, FRESH, -1, 0);
+	uint16_t *buf = (uint16_t *)(area + PAGE + 100);
+	struct profil_stats st;
+	uint64_t a0, ns;
+	int p[2], i;
+	pid_t pid;
+	char c;
+
+	ASSERT_NE(MAP_FAILED, area);
+	memset(area, 1, 6 * PAGE);
+	memset(buf, 0, LEN);
+	ASSERT_EQ(0, arm_buf(buf));
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		(void)!read(p[0], &c, 1);	/* keep the pages shared */
+		_exit(0);
+	}
+	/* Every byte of the mapping that is not the buffer, pinned pages too. */
+	for (i = 0; i < 6 * (int)PAGE; i++)
+		if (area + i < (char *)buf || area + i >= (char *)buf + LEN)
+			area[i] = 2;
+	st = get_stats();
+	EXPECT_EQ(PROFIL_STATE_ON, st.state);
+	EXPECT_EQ(PROFIL_STOP_NONE, st.stop_reason);
+	a0 = loop_bins(buf, spin_a);
+	ns = spin_cpu(spin_a, SPIN / 3);
+	EXPECT_LE(expected(ns, RATE) * 0.95, loop_bins(buf, spin_a) - a0);
+	EXPECT_EQ(1, write(p[1], "x", 1));
+	EXPECT_EQ(0, wait_exit(pid));
+	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+}
+
+/* AnonHugePages, in kB, of the mapping that holds @p; -1 if none. */
+static long anon_huge_kb(const void *p)
+{
+	unsigned long lo, hi, at = (unsigned long)p;
+	char line[512];
+	long kb = -1;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in = lo <= at && at < hi;
+		else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/*
+ * A buffer inside a transparent huge page: splitting it (here by an
+ * mprotect of one page far from the buffer) invalidates the whole 2 MiB
+ * with MMU_NOTIFY_CLEAR, as MADV_DONTNEED would, but the buffer stays where
+ * it is, and so must the session.
+ */
+LIFE_TEST(thp_split_around_the_buffer_keeps_session, 120)
+{
+	const size_t huge = 2UL << 20;
+	char *area = mmap(NULL, 2 * huge, PROT_READ | PROT_WRITE, FRESH, -1, 0);
+	char *hp = (char *)(((uintptr_t)area + huge - 1) & ~(huge - 1));
+	uint16_t *buf = (uint16_t *)(hp + 64 * PAGE);
+	struct profil_stats st;
+	uint64_t a0, ns;
+
+	ASSERT_NE(MAP_FAILED, area);
+	madvise(hp, huge, MADV_HUGEPAGE);
+	hp[0] = 1;
+	if (anon_huge_kb(hp) < 2048)
+		SKIP(return, "no transparent huge page here");
+	ASSERT_EQ(0, arm_buf(buf));
+	spin_cpu(spin_a, SPIN / 10);
+	a0 = loop_bins(buf, spin_a);
+	ASSERT_LT(0, a0);
+
+	ASSERT_EQ(0, mprotect(hp + 256 * PAGE, PAGE, PROT_READ));
+	EXPECT_EQ(0, anon_huge_kb(hp));		/* it was split */
+	st = get_stats();
+	EXPECT_EQ(PROFIL_STATE_ON, st.state);
+	EXPECT_EQ(PROFIL_STOP_NONE, st.stop_reason);
+	ns = spin_cpu(spin_a, SPIN / 3);
+	EXPECT_LE(expected(ns, RATE) * 0.95, loop_bins(buf, spin_a) - a0);
+	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 }
 
 /* A child that cannot take the buffer over is off, and says why. */
