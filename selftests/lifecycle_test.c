@@ -159,6 +159,9 @@ LIFE_TEST(fork_child_profiles_into_its_own_copy, 180)
 	ASSERT_EQ(0, wait_exit(pid));
 
 	/* The child: its copy, its own pins, its own stats. */
+	TH_LOG("child: %lld samples in spin_b for %lld expected, %lld missed",
+	       (long long)r->v[11], (long long)r->v[12],
+	       (long long)r->v[R_MISSED]);
 	EXPECT_EQ(a0, r->v[10]);
 	EXPECT_EQ(PROFIL_STATE_ON, r->v[R_STATE]);
 	EXPECT_EQ(PROFIL_STOP_NONE, r->v[R_STOP]);
