@@ -554,8 +554,8 @@ LIFE_TEST(vfork_child_cannot_arm_or_stop_the_parent, 120)
 
 static char exec_helper[4200];
 
-/* exec_helper (exec_helper.c), next to this program, in the new image. */
-static void exec_self_helper(uint16_t *buf, long long pins0)
+/* Exec exec_helper (exec_helper.c, next to this program) on @buf's address. */
+static void exec_the_helper(uint16_t *buf, long long pins0)
 {
 	char at[32], pins[32];
 
@@ -577,13 +577,12 @@ static void *exec_spinner(void *arg)
 
 static void *exec_thread(void *buf)
 {
-	exec_self_helper(buf, exec_pins0);
+	exec_the_helper(buf, exec_pins0);
 	return NULL;
 }
 
 FIXTURE(exec) {
 	long long pins0;
-	uint16_t *buf;
 };
 
 FIXTURE_VARIANT(exec) {
@@ -626,7 +625,7 @@ TEST_F_TIMEOUT(exec, new_image_runs_and_old_address_never_counted, 180)
 		    !loop_bins(buf, spin_a))
 			_exit(2);
 		if (!variant->threads)
-			exec_self_helper(buf, self->pins0);
+			exec_the_helper(buf, self->pins0);
 		/* Threads sampled in spin_b; another thread execs. */
 		exec_pins0 = self->pins0;
 		for (i = 0; i < variant->threads; i++)
