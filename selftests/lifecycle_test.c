@@ -117,6 +117,27 @@ static void report_stats(struct report *r, int at)
 	r->v[at + 4] = st.samples;
 }
 
+/*
+ * Spin in spin_a for 2 * SPIN / 3 of CPU time and expect its samples counted
+ * in @buf, or at most a few counted missed: an invalidation that left the
+ * buffer in place (khugepaged, a huge page split) suspends counting until
+ * the kernel has looked the pages up again.
+ */
+static void expect_counting(struct __test_metadata *_metadata, uint16_t *buf)
+{
+	uint64_t a0 = loop_bins(buf, spin_a), m0 = get_stats().missed, ns, n;
+
+	ns = spin_cpu(spin_a, 2 * SPIN / 3);
+	n = loop_bins(buf, spin_a) - a0;
+	m0 = get_stats().missed - m0;
+	if (n < expected(ns, RATE) * 0.95)
+		TH_LOG("%llu samples in spin_a for %.0f expected, %llu missed",
+		       (unsigned long long)n, expected(ns, RATE),
+		       (unsigned long long)m0);
+	EXPECT_LE(expected(ns, RATE) * 0.95, n + m0);
+	EXPECT_LE(expected(ns, RATE) * 0.8, n);
+}
+
 enum { R_STATE, R_STOP, R_ARMED, R_MISSED, R_SAMPLES };
 
 static int wait_exit(pid_t pid)
@@ -176,8 +197,7 @@ LIFE_TEST(fork_child_profiles_into_its_own_copy, 180)
 	st = get_stats();
 	EXPECT_EQ(PROFIL_STATE_ON, st.state);
 	EXPECT_EQ(PROFIL_STOP_NONE, st.stop_reason);
-	ns = spin_cpu(spin_a, SPIN / 3);
-	EXPECT_LE(expected(ns, RATE) * 0.95, loop_bins(buf, spin_a) - a0);
+	expect_counting(_metadata, buf);
 	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 }
 
@@ -196,7 +216,7 @@ LIFE_TEST(grandchild_inherits_from_child, 180)
 	if (pid == 0) {
 		gpid = fork();
 		if (gpid == 0) {
-			ns = spin_cpu(spin_b, SPIN / 2);
+			ns = spin_cpu(spin_b, SPIN);
 			r->v[10] = loop_bins(buf, spin_b);
 			r->v[11] = (int64_t)expected(ns, RATE);
 			report_stats(r, 0);
@@ -268,7 +288,6 @@ LIFE_TEST(fork_then_cow_next_to_the_buffer_keeps_session, 120)
 	char *area = mmap(NULL, 6 * PAGE, PROT_READ | PROT_WRITE, FRESH, -1, 0);
 	uint16_t *buf = (uint16_t *)(area + PAGE + 100);
 	struct profil_stats st;
-	uint64_t a0, ns;
 	int p[2], i;
 	pid_t pid;
 	char c;
@@ -291,9 +310,7 @@ LIFE_TEST(fork_then_cow_next_to_the_buffer_keeps_session, 120)
 	st = get_stats();
 	EXPECT_EQ(PROFIL_STATE_ON, st.state);
 	EXPECT_EQ(PROFIL_STOP_NONE, st.stop_reason);
-	a0 = loop_bins(buf, spin_a);
-	ns = spin_cpu(spin_a, SPIN / 3);
-	EXPECT_LE(expected(ns, RATE) * 0.95, loop_bins(buf, spin_a) - a0);
+	expect_counting(_metadata, buf);
 	EXPECT_EQ(1, write(p[1], "x", 1));
 	EXPECT_EQ(0, wait_exit(pid));
 	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
@@ -333,7 +350,7 @@ LIFE_TEST(thp_split_around_the_buffer_keeps_session, 120)
 	char *hp = (char *)(((uintptr_t)area + huge - 1) & ~(huge - 1));
 	uint16_t *buf = (uint16_t *)(hp + 64 * PAGE);
 	struct profil_stats st;
-	uint64_t a0, ns;
+	uint64_t a0;
 
 	ASSERT_NE(MAP_FAILED, area);
 	madvise(hp, huge, MADV_HUGEPAGE);
@@ -350,8 +367,7 @@ LIFE_TEST(thp_split_around_the_buffer_keeps_session, 120)
 	st = get_stats();
 	EXPECT_EQ(PROFIL_STATE_ON, st.state);
 	EXPECT_EQ(PROFIL_STOP_NONE, st.stop_reason);
-	ns = spin_cpu(spin_a, SPIN / 3);
-	EXPECT_LE(expected(ns, RATE) * 0.95, loop_bins(buf, spin_a) - a0);
+	expect_counting(_metadata, buf);
 	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 }
 
@@ -492,18 +508,15 @@ static int run_shared_mm_child(int how)
 TEST_F_TIMEOUT(shared_mm, child_exec_keeps_parent_session, 120)
 {
 	struct profil_stats st;
-	uint64_t a0, ns;
 
 	spin_cpu(spin_a, SPIN / 10);
-	a0 = loop_bins(self->buf, spin_a);
 	ASSERT_EQ(0, run_shared_mm_child(variant->how));
 
 	st = get_stats();
 	EXPECT_EQ(PROFIL_STATE_ON, st.state);
 	EXPECT_EQ(PROFIL_STOP_NONE, st.stop_reason);
 	EXPECT_EQ(self->armed, st.armed);
-	ns = spin_cpu(spin_a, SPIN / 3);
-	EXPECT_LE(expected(ns, RATE) * 0.95, loop_bins(self->buf, spin_a) - a0);
+	expect_counting(_metadata, self->buf);
 }
 
 /* What a vfork child got from each ioctl, written into our memory. */
@@ -525,7 +538,6 @@ LIFE_TEST(vfork_child_cannot_arm_or_stop_the_parent, 120)
 	static char stack[64 * 1024] __attribute__((aligned(16)));
 	uint16_t *buf = map_buf(NULL, FRESH);
 	struct profil_stats st;
-	uint64_t a0, ns;
 	pid_t pid;
 
 	ASSERT_NE(NULL, buf);
@@ -544,9 +556,7 @@ LIFE_TEST(vfork_child_cannot_arm_or_stop_the_parent, 120)
 	st = get_stats();
 	EXPECT_EQ(PROFIL_STATE_ON, st.state);
 	EXPECT_EQ(1, st.armed);
-	a0 = loop_bins(buf, spin_a);
-	ns = spin_cpu(spin_a, SPIN / 3);
-	EXPECT_LE(expected(ns, RATE) * 0.95, loop_bins(buf, spin_a) - a0);
+	expect_counting(_metadata, buf);
 	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 }
 
@@ -744,7 +754,7 @@ TEST_F_TIMEOUT(fault, buffer_taken_away_ends_session_nothing_written, 180)
 	static uint16_t snap[LEN / 2];
 	struct profil_stats st, st2;
 	uint16_t *old, *fresh;
-	uint64_t a0, ns;
+	uint64_t a0;
 
 	ASSERT_EQ(0, arm_buf(self->buf));
 	spin_cpu(spin_a, SPIN / 10);
@@ -759,9 +769,7 @@ TEST_F_TIMEOUT(fault, buffer_taken_away_ends_session_nothing_written, 180)
 	if (!variant->ends) {
 		EXPECT_EQ(PROFIL_STATE_ON, st.state);
 		EXPECT_EQ(PROFIL_STOP_NONE, st.stop_reason);
-		ns = spin_cpu(spin_a, SPIN / 3);
-		EXPECT_LE(expected(ns, RATE) * 0.95,
-			  loop_bins(self->buf, spin_a) - a0);
+		expect_counting(_metadata, self->buf);
 		return;
 	}
 	EXPECT_EQ(PROFIL_STATE_OFF, st.state);
@@ -787,8 +795,7 @@ TEST_F_TIMEOUT(fault, buffer_taken_away_ends_session_nothing_written, 180)
 	fresh = map_buf(NULL, FRESH);
 	ASSERT_NE(NULL, fresh);
 	ASSERT_EQ(0, arm_buf(fresh));
-	ns = spin_cpu(spin_a, SPIN / 3);
-	EXPECT_LE(expected(ns, RATE) * 0.95, loop_bins(fresh, spin_a));
+	expect_counting(_metadata, fresh);
 	EXPECT_EQ(PROFIL_STATE_ON, get_stats().state);
 }
 
