@@ -801,10 +801,13 @@ TEST_F_TIMEOUT(fault, buffer_taken_away_ends_session_nothing_written, 180)
 
 /* ------------------------------------------------------------------ exit */
 
+static uint64_t short_spin_ns;	/* CPU time the short spinners spun */
+
 static void *short_spinner(void *arg)
 {
 	(void)arg;
-	spin_cpu(spin_b, SPIN / 40);
+	__atomic_add_fetch(&short_spin_ns, spin_cpu(spin_b, SPIN / 40),
+			   __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -812,13 +815,12 @@ LIFE_TEST(threads_exit_while_sampled_session_runs_on, 180)
 {
 	uint16_t *buf = map_buf(NULL, FRESH);
 	long long pins0 = pins_held();
-	uint64_t cpu0, cpu;
+	double want;
 	pthread_t t[8];
 	int round, i;
 
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, arm_buf(buf));
-	cpu0 = process_cpu_ns();
 	for (round = 0; round < 4; round++) {
 		for (i = 0; i < 8; i++)
 			ASSERT_EQ(0, pthread_create(&t[i], NULL, short_spinner,
@@ -826,13 +828,16 @@ LIFE_TEST(threads_exit_while_sampled_session_runs_on, 180)
 		for (i = 0; i < 8; i++)
 			pthread_join(t[i], NULL);
 	}
-	cpu = process_cpu_ns() - cpu0;
 	EXPECT_EQ(PROFIL_STATE_ON, get_stats().state);
 	/*
-	 * 32 threads came and went; most of the CPU went to spin_b (each
-	 * thread start and exit costs some, and leaves up to a period).
+	 * 32 threads came and went, each sampled in spin_b for the CPU time
+	 * it spun there, give or take the part of a period at either end.
 	 */
-	EXPECT_LE(expected(cpu, RATE) * 0.7, loop_bins(buf, spin_b));
+	want = expected(short_spin_ns, RATE);
+	TH_LOG("%llu samples in spin_b for %.0f expected",
+	       (unsigned long long)loop_bins(buf, spin_b), want);
+	EXPECT_LE(want * 0.95 - 32, loop_bins(buf, spin_b));
+	EXPECT_GE(want * 1.05 + 32, loop_bins(buf, spin_b));
 	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 	EXPECT_PINS(pins0);
 }
