@@ -82,6 +82,10 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 	rcu_read_unlock();
 	if (!arm)
 		return;
+	/*
+	 * Not while a fault is being settled: the parent's buffer may be gone
+	 * and something else mapped at its address, in the child too.
+	 */
 	if ((arm->flags & PROFIL_F_NOINHERIT) || atomic_read(&arm->faulted))
 		goto out_put;
 
