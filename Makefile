@@ -33,6 +33,7 @@ LIB_HDRS	:= lib/profil-private.h lib/include/profil.h uapi/linux/profil.h
 
 TESTS		:= $(BUILD)/selftests/profil_test $(BUILD)/selftests/nomod_test \
 		   $(BUILD)/selftests/lifecycle_test $(BUILD)/selftests/exec_helper \
+		   $(BUILD)/selftests/perfhold \
 		   $(BUILD)/selftests/runas $(BUILD)/selftests/probe_dynamic \
 		   $(BUILD)/selftests/probe_static $(BUILD)/selftests/probe_glibc
 DEMO		:= $(BUILD)/demo/hotspots
@@ -114,6 +115,9 @@ $(BUILD)/selftests/probe_static: selftests/probe.c $(LIB_FILES) | $(BUILD)/selft
 
 $(BUILD)/selftests/probe_glibc: selftests/probe.c | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -Iuapi -o $@ $<
+
+$(BUILD)/selftests/perfhold: selftests/perfhold.c | $(BUILD)/selftests
+	$(CC) $(CFLAGS) -Wall -o $@ $<
 
 $(BUILD)/selftests/runas: selftests/runas.c | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -o $@ $<

@@ -11,7 +11,8 @@ initrd=$b/initramfs-$kver.cpio.gz
 "$top/scripts/mkinitramfs.sh" "$initrd" "$b/kmod/$kver/kmod/profil.ko" \
 	"$top/lib/libprofil.so.0" "$b/selftests/profil_test" \
 	"$b/selftests/nomod_test" "$b/selftests/lifecycle_test" \
-	"$b/selftests/exec_helper" "$b/selftests/runas" "$b/demo/hotspots" \
+	"$b/selftests/exec_helper" "$b/selftests/perfhold" \
+	"$b/selftests/runas" "$b/demo/hotspots" \
 	"$b/selftests/probe_dynamic" "$b/selftests/probe_static" \
 	"$b/selftests/probe_glibc"
 
