@@ -119,9 +119,12 @@ static void report_stats(struct report *r, int at)
 
 /*
  * Spin in spin_a for 2 * SPIN / 3 of CPU time and expect its samples counted
- * in @buf, or at most a few counted missed: an invalidation that left the
- * buffer in place (khugepaged, a huge page split) suspends counting until
- * the kernel has looked the pages up again.
+ * in @buf, or a few counted missed: an invalidation that left the buffer in
+ * place (khugepaged, a huge page split) suspends counting until the kernel
+ * has looked the pages up again.  The bound leaves 10%: the CPU time owed
+ * when the spin ends is charged at the thread's next tick, elsewhere, and
+ * under TCG a vCPU the host preempts shows the lost time as CPU time of the
+ * guest's running thread (93% seen once on a loaded host).
  */
 static void expect_counting(struct __test_metadata *_metadata, uint16_t *buf)
 {
@@ -130,12 +133,12 @@ static void expect_counting(struct __test_metadata *_metadata, uint16_t *buf)
 	ns = spin_cpu(spin_a, 2 * SPIN / 3);
 	n = loop_bins(buf, spin_a) - a0;
 	m0 = get_stats().missed - m0;
-	if (n < expected(ns, RATE) * 0.95)
+	if (n < expected(ns, RATE) * 0.95)	/* for the log */
 		TH_LOG("%llu samples in spin_a for %.0f expected, %llu missed",
 		       (unsigned long long)n, expected(ns, RATE),
 		       (unsigned long long)m0);
-	EXPECT_LE(expected(ns, RATE) * 0.95, n + m0);
-	EXPECT_LE(expected(ns, RATE) * 0.8, n);
+	EXPECT_LE(expected(ns, RATE) * 0.9, n + m0);
+	EXPECT_LE(expected(ns, RATE) * 0.75, n);
 }
 
 enum { R_STATE, R_STOP, R_ARMED, R_MISSED, R_SAMPLES };
@@ -187,8 +190,9 @@ LIFE_TEST(fork_child_profiles_into_its_own_copy, 180)
 	EXPECT_EQ(PROFIL_STATE_ON, r->v[R_STATE]);
 	EXPECT_EQ(PROFIL_STOP_NONE, r->v[R_STOP]);
 	EXPECT_EQ(0, r->v[R_ARMED]);
-	EXPECT_GE(2, r->v[R_MISSED]);
-	EXPECT_LE(r->v[12] * 95 / 100, r->v[11]);
+	/* CPU time before the takeover: little, but TCG inflates it. */
+	EXPECT_GE(r->v[12] / 20 + 2, r->v[R_MISSED]);
+	EXPECT_LE(r->v[12] * 90 / 100, r->v[11]);
 	EXPECT_GE(r->v[12] * 105 / 100 + 2, r->v[11]);
 	EXPECT_EQ((int64_t)(LEN / 1024), r->v[13]);
 
@@ -229,7 +233,7 @@ LIFE_TEST(grandchild_inherits_from_child, 180)
 	ASSERT_EQ(0, wait_exit(pid));
 	EXPECT_EQ(0, r->v[12]);
 	EXPECT_EQ(PROFIL_STATE_ON, r->v[R_STATE]);
-	EXPECT_LE(r->v[11] * 95 / 100, r->v[10]);
+	EXPECT_LE(r->v[11] * 90 / 100, r->v[10]);
 	EXPECT_EQ(0, r->v[13]);		/* not in the child's copy */
 	EXPECT_EQ(0, loop_bins(buf, spin_b));	/* nor in ours */
 }
@@ -836,7 +840,7 @@ LIFE_TEST(threads_exit_while_sampled_session_runs_on, 180)
 	want = expected(short_spin_ns, RATE);
 	TH_LOG("%llu samples in spin_b for %.0f expected",
 	       (unsigned long long)loop_bins(buf, spin_b), want);
-	EXPECT_LE(want * 0.95 - 32, loop_bins(buf, spin_b));
+	EXPECT_LE(want * 0.9 - 32, loop_bins(buf, spin_b));
 	EXPECT_GE(want * 1.05 + 32, loop_bins(buf, spin_b));
 	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 	EXPECT_PINS(pins0);
