@@ -133,7 +133,8 @@ static notrace void profil_tick(struct perf_event *event,
 	/*
 	 * Nowhere to count: an io_uring worker of the process, the window
 	 * between exec's switch of mm and remove_on_exec, or a buffer that
-	 * an invalidation took from the process (profil_arm_fault()).
+	 * an invalidation may have taken from the process, until the
+	 * recheck (profil_arm_fault(), profil_regions_recheck()).
 	 */
 	if (unlikely(current->mm != arm->sess->mn.mm ||
 		     (current->flags & (PF_KTHREAD | PF_IO_WORKER)) ||
