@@ -750,8 +750,16 @@ TEST_F_TIMEOUT(threads, many_threads_from_before_setup_sampled_once, 180)
 	for (i = 0; i < 16; i++)
 		pthread_join(t[i], NULL);
 	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	/*
+	 * The lower bound is on the CPU time asked for, when less than the
+	 * time spun: under TCG a host stall at the end of a spin shows as CPU
+	 * time (201 ms for 100 once) that the thread's next tick, after the
+	 * loop, is charged for.
+	 */
 	for (i = 0; i < 16; i++) {
-		EXPECT_GE(self->buf[i], 0.8 * expected(s[i].ns, RATE))
+		EXPECT_GE(self->buf[i],
+			  0.8 * expected(s[i].ns < SPIN / 3 ? s[i].ns : SPIN / 3,
+					 RATE))
 			TH_LOG("thread %d: expected %.0f", i,
 			       expected(s[i].ns, RATE));
 		EXPECT_LE(self->buf[i], 1.2 * expected(s[i].ns, RATE))
