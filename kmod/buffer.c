@@ -187,47 +187,33 @@ static int profil_region_watch(struct profil_kregion *r, struct profil_arm *arm)
 	return 0;
 }
 
-static u32 profil_nr_all(const struct profil_arm *arm)
-{
-	return arm->nr_regions + !!arm->overflow;
-}
-
-static struct profil_kregion *profil_region_at(struct profil_arm *arm,
-					       u32 i)
-{
-	return i < arm->nr_regions ? &arm->regions[i] : arm->overflow;
-}
-
 static void profil_regions_unpin_pages(struct profil_arm *arm)
 {
-	u32 i;
+	struct profil_kregion *r;
 
-	for (i = 0; i < profil_nr_all(arm); i++)
-		profil_region_unpin(profil_region_at(arm, i));
+	for (r = arm->regions; r < arm->regions + arm->nr_all; r++)
+		profil_region_unpin(r);
 }
 
 /* Record the notifiers' sequence before looking the pages up. */
 static void profil_regions_read_begin(struct profil_arm *arm)
 {
 	struct profil_kregion *r;
-	u32 i;
 
-	for (i = 0; i < profil_nr_all(arm); i++) {
-		r = profil_region_at(arm, i);
+	for (r = arm->regions; r < arm->regions + arm->nr_all; r++)
 		if (r->mni_on)
 			r->mni_seq = mmu_interval_read_begin(&r->mni);
-	}
 }
 
 /* Pin every region; nothing stays pinned on failure. */
 static int profil_regions_pin_pages(struct profil_arm *arm)
 {
-	u32 i;
+	struct profil_kregion *r;
 	int ret;
 
 	profil_regions_read_begin(arm);
-	for (i = 0; i < profil_nr_all(arm); i++) {
-		ret = profil_region_pin(profil_region_at(arm, i));
+	for (r = arm->regions; r < arm->regions + arm->nr_all; r++) {
+		ret = profil_region_pin(r);
 		if (ret) {
 			profil_regions_unpin_pages(arm);
 			return ret;
@@ -240,14 +226,11 @@ static int profil_regions_pin_pages(struct profil_arm *arm)
 static bool profil_regions_unchanged(struct profil_arm *arm)
 {
 	struct profil_kregion *r;
-	u32 i;
 
 	lockdep_assert_held(&arm->fault_lock);
-	for (i = 0; i < profil_nr_all(arm); i++) {
-		r = profil_region_at(arm, i);
+	for (r = arm->regions; r < arm->regions + arm->nr_all; r++)
 		if (r->mni_on && mmu_interval_read_retry(&r->mni, r->mni_seq))
 			return false;
-	}
 	return true;
 }
 
@@ -280,20 +263,20 @@ static bool profil_regions_settled(struct profil_arm *arm)
  */
 int profil_regions_pin(struct profil_arm *arm)
 {
+	struct profil_kregion *r;
 	unsigned long total = 0;
 	int ret, tries = 0;
-	u32 i;
 
-	for (i = 0; i < profil_nr_all(arm); i++)
-		total += profil_region_pages(profil_region_at(arm, i));
+	for (r = arm->regions; r < arm->regions + arm->nr_all; r++)
+		total += profil_region_pages(r);
 
 	ret = account_locked_vm(arm->sess->mn.mm, total, true);
 	if (ret)
 		return ret;
 	arm->locked_pages = total;
 
-	for (i = 0; i < profil_nr_all(arm); i++) {
-		ret = profil_region_watch(profil_region_at(arm, i), arm);
+	for (r = arm->regions; r < arm->regions + arm->nr_all; r++) {
+		ret = profil_region_watch(r, arm);
 		if (ret)
 			goto err;
 	}
@@ -341,6 +324,16 @@ static bool profil_region_mapped(const struct profil_kregion *r)
 	return same;
 }
 
+static bool profil_regions_mapped(const struct profil_arm *arm)
+{
+	const struct profil_kregion *r;
+
+	for (r = arm->regions; r < arm->regions + arm->nr_all; r++)
+		if (!profil_region_mapped(r))
+			return false;
+	return true;
+}
+
 /**
  * profil_regions_recheck - after a fault, is every buffer still in place?
  * @arm: a faulted arm, its session locked
@@ -357,7 +350,6 @@ bool profil_regions_recheck(struct profil_arm *arm)
 	struct mm_struct *mm = arm->sess->mn.mm;
 	bool ok = true, resumed = false, borrowed = false;
 	int tries;
-	u32 i;
 
 	if (current->mm != mm) {
 		if (!(current->flags & PF_KTHREAD) || current->mm ||
@@ -368,8 +360,7 @@ bool profil_regions_recheck(struct profil_arm *arm)
 	}
 	for (tries = 0; ok && !resumed && tries < PROFIL_PIN_TRIES; tries++) {
 		profil_regions_read_begin(arm);
-		for (i = 0; i < profil_nr_all(arm) && ok; i++)
-			ok = profil_region_mapped(profil_region_at(arm, i));
+		ok = profil_regions_mapped(arm);
 
 		spin_lock(&arm->fault_lock);
 		if (ok && profil_regions_unchanged(arm)) {
@@ -397,10 +388,8 @@ bool profil_regions_recheck(struct profil_arm *arm)
 void profil_regions_unpin(struct profil_arm *arm)
 {
 	struct profil_kregion *r;
-	u32 i;
 
-	for (i = 0; i < profil_nr_all(arm); i++) {
-		r = profil_region_at(arm, i);
+	for (r = arm->regions; r < arm->regions + arm->nr_all; r++) {
 		if (r->mni_on) {
 			mmu_interval_notifier_remove(&r->mni);
 			r->mni_on = false;

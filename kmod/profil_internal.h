@@ -100,8 +100,9 @@ struct profil_arm {
 
 	struct profil_kregion *overflow; /* PROFIL_REGION_OVERFLOW or NULL */
 	u32 nr_regions;			/* in @regions, overflow excluded */
-	u32 nr_alloc;			/* @regions allocated, overflow included */
-	struct profil_kregion regions[];  /* by offset, highest first */
+	u32 nr_all;			/* in @regions, overflow included */
+	struct profil_kregion regions[];  /* by offset, highest first, */
+					  /* then the overflow region */
 };
 
 /* Counters of a session, bumped by the tick: atomics, no lock. */

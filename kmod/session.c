@@ -55,14 +55,14 @@ struct profil_arm *profil_arm_alloc(u32 nr_regions)
 		return NULL;
 	refcount_set(&arm->ref, 1);
 	spin_lock_init(&arm->fault_lock);
-	arm->nr_alloc = nr_regions;
+	arm->nr_all = nr_regions;
 	return arm;
 }
 
 /* A new, unpinned arm with @src's configuration (inheritance at fork). */
 struct profil_arm *profil_arm_clone(const struct profil_arm *src)
 {
-	struct profil_arm *arm = profil_arm_alloc(src->nr_alloc);
+	struct profil_arm *arm = profil_arm_alloc(src->nr_all);
 	const struct profil_kregion *s;
 	struct profil_kregion *r;
 	u32 i;
@@ -73,7 +73,7 @@ struct profil_arm *profil_arm_clone(const struct profil_arm *src)
 	arm->rate = src->rate;
 	arm->period_ns = src->period_ns;
 	arm->nr_regions = src->nr_regions;
-	for (i = 0; i < src->nr_alloc; i++) {
+	for (i = 0; i < src->nr_all; i++) {
 		s = &src->regions[i];
 		r = &arm->regions[i];
 		r->offset = s->offset;
@@ -158,18 +158,20 @@ static void profil_session_stop_locked(struct profil_session *sess, u32 why)
 	profil_arm_put(arm);
 }
 
-/*
- * Every locked operation first settles a fault: counting resumes if the
- * buffer is still in place, else the arm stops.
- */
-static void profil_session_lock(struct profil_session *sess)
+/* Settle a fault: counting resumes if the buffer is in place, else stop. */
+static void profil_session_settle_locked(struct profil_session *sess)
 {
-	struct profil_arm *arm;
+	struct profil_arm *arm = profil_locked_arm(sess);
 
-	mutex_lock(&sess->lock);
-	arm = profil_locked_arm(sess);
 	if (arm && atomic_read(&arm->faulted) && !profil_regions_recheck(arm))
 		profil_session_stop_locked(sess, PROFIL_STOP_FAULT);
+}
+
+/* Every locked operation first settles a fault. */
+static void profil_session_lock(struct profil_session *sess)
+{
+	mutex_lock(&sess->lock);
+	profil_session_settle_locked(sess);
 }
 
 static void profil_fault_work(struct work_struct *work)
@@ -310,8 +312,7 @@ int profil_session_arm(struct profil_session *sess, struct profil_arm *arm,
 	if (!inherited)
 		atomic64_inc(&sess->cnt.armed);
 	/* A fault since the pin found no arm to settle yet. */
-	if (atomic_read(&arm->faulted) && !profil_regions_recheck(arm))
-		profil_session_stop_locked(sess, PROFIL_STOP_FAULT);
+	profil_session_settle_locked(sess);
 	mutex_unlock(&sess->lock);
 	return 0;
 }
