@@ -80,6 +80,8 @@ static inline void (*spin16_fn(int i))(volatile int *)
 
 #define SPIN_PAD	256
 #define NSEC		1000000000ULL
+#define RATE		1000		/* Hz for most tests: 1 sample per ms */
+#define SPIN		(300 * 1000000ULL) /* 0.3 s of CPU */
 
 static inline uint64_t thread_cpu_ns(void)
 {
@@ -201,6 +203,12 @@ static inline int module_loaded(void)
 {
 	return access("/dev/profil", F_OK) == 0;
 }
+
+/* In a kselftest fixture or test: skip without the module. */
+#define REQUIRE_MODULE() do {						\
+	if (!module_loaded())						\
+		SKIP(return, "/dev/profil missing: profil.ko not loaded"); \
+} while (0)
 
 /* VmLck of the calling process, in kB, or -1. */
 static inline long vmlck_kb(void)

@@ -21,8 +21,6 @@
 
 extern char **environ;
 
-#define RATE	1000			/* Hz: one sample per ms of CPU */
-#define SPIN	(300 * 1000000ULL)	/* 0.3 s of CPU */
 #define PAGE	4096UL
 #define LEN	(2 * PAGE)		/* 16-bit bins from spin_a - SPIN_PAD */
 #define FRESH	(MAP_PRIVATE | MAP_ANONYMOUS)
@@ -33,11 +31,6 @@ extern char **environ;
 									\
 	if (__p0 >= 0)							\
 		EXPECT_EQ(__p0, pins_held());				\
-} while (0)
-
-#define REQUIRE_MODULE() do {						\
-	if (!module_loaded())						\
-		SKIP(return, "/dev/profil missing: profil.ko not loaded"); \
 } while (0)
 
 /* The plain tests: TEST() has a fixed 30 s timeout, too short for TCG. */

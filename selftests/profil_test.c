@@ -12,12 +12,6 @@
 #include "common.h"
 #include "kselftest_harness.h"
 
-/* Every fixture: skip without the module. */
-#define REQUIRE_MODULE() do {						\
-	if (!module_loaded())						\
-		SKIP(return, "/dev/profil missing: profil.ko not loaded"); \
-} while (0)
-
 /* Fixtures whose only state is @n zeroed 16-bit bins in self->buf. */
 #define BINS_SETUP(n) do {						\
 	REQUIRE_MODULE();						\
@@ -30,8 +24,6 @@
 	free(self->buf);						\
 } while (0)
 
-#define RATE	1000		/* Hz for most tests: 1 sample per ms */
-#define SPIN	(300 * 1000000ULL) /* 0.3 s of CPU */
 #define NBINS	(2 * SPIN_PAD / 2) /* bins covering spin +- SPIN_PAD, 1:1 */
 
 static uintptr_t pc_a(void)
