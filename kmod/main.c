@@ -212,6 +212,14 @@ static long profil_ioc_stats(void __user *uarg)
 	return copy_to_user(uarg, &st, st.size) ? -EFAULT : 0;
 }
 
+/*
+ * The number of a command without its size bits.  A struct's 'size' field
+ * carries its version (uapi/linux/profil.h), so the number a later header
+ * computes for a grown struct must reach the same handler, as in DRM; the
+ * type, number and direction must still match exactly.
+ */
+#define PROFIL_IOC_BASE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
+
 static long profil_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)
 {
@@ -220,12 +228,12 @@ static long profil_ioctl(struct file *file, unsigned int cmd,
 	if (!current->mm)
 		return -EINVAL;
 
-	switch (cmd) {
-	case PROFIL_IOC_SETUP:
+	switch (PROFIL_IOC_BASE(cmd)) {
+	case PROFIL_IOC_BASE(PROFIL_IOC_SETUP):
 		if (profil_vfork_child())
 			return -EINVAL;
 		return profil_ioc_setup((void __user *)arg);
-	case PROFIL_IOC_OFF:
+	case PROFIL_IOC_BASE(PROFIL_IOC_OFF):
 		if (arg)
 			return -EINVAL;
 		if (profil_vfork_child())
@@ -235,7 +243,7 @@ static long profil_ioctl(struct file *file, unsigned int cmd,
 			return PTR_ERR(sess);
 		profil_session_off(sess);
 		return 0;
-	case PROFIL_IOC_STATS:
+	case PROFIL_IOC_BASE(PROFIL_IOC_STATS):
 		return profil_ioc_stats((void __user *)arg);
 	default:
 		return -ENOTTY;

@@ -109,6 +109,14 @@ struct profil_stats {
 
 #define PROFIL_STATS_SIZE_VER0	64 /* first published struct profil_stats */
 
+/*
+ * The ioctl numbers.  SETUP and STATS carry sizeof() their struct in the
+ * size bits, as _IOWR() computes it with the header a program was built
+ * with; the kernel ignores those bits (it matches the type, the number and
+ * the direction) and reads the version from the struct's 'size' field.  So
+ * a program built against a later header, whose structs have grown, gets
+ * the same command, and an old program keeps working on a new kernel.
+ */
 #define PROFIL_IOC_MAGIC	0xB9
 #define PROFIL_IOC_SETUP	_IOWR(PROFIL_IOC_MAGIC, 1, struct profil_setup)
 #define PROFIL_IOC_OFF		_IO(PROFIL_IOC_MAGIC, 2)
