@@ -1,34 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Pinning, accounting, kernel mapping and watching of histogram regions.
+ * Accounting, pinning, kernel mapping and watching of histogram regions.
  *
  * Every page a region covers is pinned with FOLL_WRITE | FOLL_LONGTERM at
- * setup and charged to the mm's locked_vm (RLIMIT_MEMLOCK unless
- * CAP_IPC_LOCK), then mapped with vmap() so that the tick can add to a bin
- * from hard irq context without touching the user page tables.  The pins
- * taken here are released only by profil_regions_unpin(), which the session
- * calls once every event of the arm is gone.
+ * setup and mapped with vmap(), so that the tick can add to a bin from hard
+ * irq context without touching the user page tables.  The pins taken here
+ * are released only by profil_regions_unpin(), which the session calls once
+ * every event of the arm is gone.
  *
- * A pin keeps the pages, not the mapping: after munmap(), mremap(),
- * mprotect(PROT_READ) or MADV_DONTNEED the process no longer sees them.  So
- * each region's pages carry an mmu_interval_notifier, and an invalidation
- * that takes them from the process faults the arm (profil_arm_fault()).
- * Invalidations known to leave the same pages mapped writable are ignored:
+ * Buffers live in anonymous, shmem or hugetlbfs memory.  A MAP_SHARED
+ * mapping of any other file is refused with -EFAULT, on every kernel: a
+ * long-term writable pin of a page-cache page races with writeback, which
+ * cleans and write-protects the page while we go on writing it (6.5 and
+ * later refuse it in GUP themselves; 6.1 does not).  A MAP_PRIVATE file
+ * mapping is fine: the write pin breaks copy-on-write into anonymous pages.
+ *
+ * Pins are charged, as io_uring charges its buffers, to the user's
+ * locked_vm against RLIMIT_MEMLOCK (not enforced with CAP_IPC_LOCK), and
+ * shown in the mm's pinned_vm (VmPin).  Being per user, the limit bounds
+ * what one user pins, whatever the number of processes or forks; mlock()
+ * counts in the mm's locked_vm instead, so a buffer both mlocked and pinned
+ * is not charged twice to one counter.  A page that several regions of one
+ * arm cover is charged once, and a re-arm is charged net of the arm it
+ * replaces.
+ *
+ * The interval notifier on each region's pages hands invalidations to
+ * arm.c, but for those known to leave the same pages mapped writable:
  * fork's copy-on-write protection (MMU_NOTIFY_PROTECTION_PAGE; pinned pages
- * are copied for the child, the parent's stay writable), writeback's
- * cleaning, soft-dirty tracking, and a change of protection that keeps
- * VM_WRITE (NUMA hinting, mprotect to read-write-execute).  Others may or
- * may not take the pages away: splitting a transparent huge page that holds
- * the buffer, or khugepaged looking at it, invalidates 2 MiB around it with
- * MMU_NOTIFY_CLEAR, as MADV_DONTNEED does.  So a fault only suspends the
- * writes, and profil_regions_recheck() decides in process context: if every
- * page of the buffer is still mapped writable at its address, counting
- * resumes; otherwise the session ends.
+ * are copied for the child, the parent's stay writable), soft-dirty
+ * tracking, and a change of protection that keeps VM_WRITE (NUMA hinting,
+ * mprotect to read-write-execute).
  */
-#include <linux/kthread.h>
+#include <linux/cred.h>
+#include <linux/hugetlb_inline.h>
 #include <linux/mm.h>
-#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/vmalloc.h>
 
 #include "profil_internal.h"
@@ -38,15 +48,15 @@
 
 static unsigned long profil_region_bytes(const struct profil_kregion *r)
 {
-	return r->nbins << ((r->flags & PROFIL_REGION_U32) ? 2 : 1);
+	return r->nbins << profil_bin_shift(r->flags);
 }
 
-static unsigned long profil_region_start(const struct profil_kregion *r)
+unsigned long profil_region_start(const struct profil_kregion *r)
 {
 	return r->uaddr & PAGE_MASK;
 }
 
-static unsigned long profil_region_pages(const struct profil_kregion *r)
+unsigned long profil_region_pages(const struct profil_kregion *r)
 {
 	if (!r->nbins)
 		return 0;
@@ -97,22 +107,14 @@ static bool profil_region_invalidate(struct mmu_interval_notifier *mni,
 {
 	struct profil_kregion *r = container_of(mni, struct profil_kregion,
 						mni);
-	struct profil_arm *arm = r->arm;
-	bool live;
 
 	/* The mm is going away: ->release stops the arm right after. */
 	if (range->event == MMU_NOTIFY_RELEASE)
 		return true;
 	if (profil_range_keeps_pages(range, r))
 		return true;
-
-	spin_lock(&arm->fault_lock);
-	mmu_interval_set_seq(mni, cur_seq);
-	live = arm->live;
-	spin_unlock(&arm->fault_lock);
-	/* Before @live, profil_regions_pin() sees the new seq and retries. */
-	if (live)
-		profil_arm_fault(arm, mmu_notifier_range_blockable(range));
+	profil_arm_invalidated(r->arm, mni, cur_seq,
+			       mmu_notifier_range_blockable(range));
 	return true;
 }
 
@@ -191,28 +193,85 @@ static void profil_regions_unpin_pages(struct profil_arm *arm)
 {
 	struct profil_kregion *r;
 
-	for (r = arm->regions; r < arm->regions + arm->nr_all; r++)
+	profil_for_each_region(arm, r)
 		profil_region_unpin(r);
 }
 
 /* Record the notifiers' sequence before looking the pages up. */
-static void profil_regions_read_begin(struct profil_arm *arm)
+void profil_regions_read_begin(struct profil_arm *arm)
 {
 	struct profil_kregion *r;
 
-	for (r = arm->regions; r < arm->regions + arm->nr_all; r++)
+	profil_for_each_region(arm, r)
 		if (r->mni_on)
 			r->mni_seq = mmu_interval_read_begin(&r->mni);
 }
 
-/* Pin every region; nothing stays pinned on failure. */
-static int profil_regions_pin_pages(struct profil_arm *arm)
+/* No invalidation since profil_regions_read_begin()?  Under @fault_lock. */
+bool profil_regions_unchanged(struct profil_arm *arm)
 {
 	struct profil_kregion *r;
-	int ret;
+
+	lockdep_assert_held(&arm->fault_lock);
+	profil_for_each_region(arm, r)
+		if (r->mni_on && mmu_interval_read_retry(&r->mni, r->mni_seq))
+			return false;
+	return true;
+}
+
+/*
+ * May the pages of [start, end) be pinned for writing for the long term?
+ * Anonymous, shmem and hugetlbfs memory, and private file mappings, whose
+ * written pages are anonymous; not a shared mapping of another file.
+ */
+static bool profil_vma_pinnable(struct vm_area_struct *vma)
+{
+	struct file *file = vma->vm_file;
+
+	if (!file || !(vma->vm_flags & VM_SHARED))
+		return true;
+	return shmem_mapping(file->f_mapping) || is_vm_hugetlb_page(vma);
+}
+
+static int profil_region_check_vmas(const struct profil_kregion *r,
+				    struct mm_struct *mm)
+{
+	unsigned long addr = profil_region_start(r);
+	unsigned long end = addr + (profil_region_pages(r) << PAGE_SHIFT);
+	struct vm_area_struct *vma;
+
+	while (addr < end) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr || !profil_vma_pinnable(vma))
+			return -EFAULT;
+		addr = vma->vm_end;
+	}
+	return 0;
+}
+
+/*
+ * Check the mappings, then pin every region; nothing stays pinned on
+ * failure.  A mapping changed between the check and the pin moves a
+ * notifier's sequence on, and the caller starts over.
+ */
+static int profil_regions_pin_pages(struct profil_arm *arm)
+{
+	struct mm_struct *mm = arm->sess->mn.mm;
+	struct profil_kregion *r;
+	int ret = 0;
 
 	profil_regions_read_begin(arm);
-	for (r = arm->regions; r < arm->regions + arm->nr_all; r++) {
+	mmap_read_lock(mm);
+	profil_for_each_region(arm, r) {
+		ret = profil_region_check_vmas(r, mm);
+		if (ret)
+			break;
+	}
+	mmap_read_unlock(mm);
+	if (ret)
+		return ret;
+
+	profil_for_each_region(arm, r) {
 		ret = profil_region_pin(r);
 		if (ret) {
 			profil_regions_unpin_pages(arm);
@@ -222,60 +281,114 @@ static int profil_regions_pin_pages(struct profil_arm *arm)
 	return 0;
 }
 
-/* No invalidation since profil_regions_read_begin()?  Under @fault_lock. */
-static bool profil_regions_unchanged(struct profil_arm *arm)
+struct profil_span {
+	unsigned long start, end;	/* pages */
+};
+
+static int profil_span_cmp(const void *a, const void *b)
+{
+	const struct profil_span *sa = a, *sb = b;
+
+	if (sa->start != sb->start)
+		return sa->start < sb->start ? -1 : 1;
+	return 0;
+}
+
+/* Pages the regions of @arm cover, each page counted once. */
+static long profil_regions_distinct_pages(struct profil_arm *arm)
 {
 	struct profil_kregion *r;
+	struct profil_span *sp;
+	unsigned long end = 0, total = 0;
+	u32 i, n = 0;
 
-	lockdep_assert_held(&arm->fault_lock);
-	for (r = arm->regions; r < arm->regions + arm->nr_all; r++)
-		if (r->mni_on && mmu_interval_read_retry(&r->mni, r->mni_seq))
-			return false;
-	return true;
+	sp = kvmalloc_array(arm->nr_all, sizeof(*sp), GFP_KERNEL);
+	if (!sp)
+		return -ENOMEM;
+	profil_for_each_region(arm, r) {
+		if (!profil_region_pages(r))
+			continue;
+		sp[n].start = profil_region_start(r) >> PAGE_SHIFT;
+		sp[n].end = sp[n].start + profil_region_pages(r);
+		n++;
+	}
+	sort(sp, n, sizeof(*sp), profil_span_cmp, NULL);
+	for (i = 0; i < n; i++) {
+		if (sp[i].end <= end)
+			continue;
+		total += sp[i].end - max(sp[i].start, end);
+		end = sp[i].end;
+	}
+	kvfree(sp);
+	return total;
 }
 
 /*
- * No invalidation since the pages were looked up?  Then from here on any
- * invalidation faults the arm.  (Breaking copy-on-write to pin a page
- * invalidates it, so a first attempt on fresh memory usually fails.)
+ * Charge @nr pages to the caller's user, counting @credit pages as about
+ * to be released (the arm this one replaces).  As io_uring does, but the
+ * charge is made with CAP_IPC_LOCK too, only not limited.
  */
-static bool profil_regions_settled(struct profil_arm *arm)
+static int profil_charge(struct profil_arm *arm, unsigned long nr,
+			 unsigned long credit)
 {
-	bool ok;
+	struct user_struct *user = current_user();
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	bool bound = !capable(CAP_IPC_LOCK);
+	long cur, new;
 
-	spin_lock(&arm->fault_lock);
-	ok = profil_regions_unchanged(arm);
-	arm->live = ok;
-	spin_unlock(&arm->fault_lock);
-	return ok;
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		new = cur + nr;
+		if (new < cur)
+			return -ENOMEM;
+		if (bound && new - min_t(long, credit, cur) > limit)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
+
+	arm->user = get_uid(user);
+	arm->charged = nr;
+	atomic64_add(nr, &arm->sess->mn.mm->pinned_vm);
+	return 0;
+}
+
+static void profil_uncharge(struct profil_arm *arm)
+{
+	if (!arm->user)
+		return;
+	atomic64_sub(arm->charged, &arm->sess->mn.mm->pinned_vm);
+	atomic_long_sub(arm->charged, &arm->user->locked_vm);
+	free_uid(arm->user);
+	arm->user = NULL;
+	arm->charged = 0;
 }
 
 /**
  * profil_regions_pin - charge, watch, pin and map every region of @arm
  * @arm: an arm not yet started, with its session set
+ * @credit: pages the arm this one replaces has charged to the caller's user
  *
- * Must be called from the process that owns the buffers, with no lock of
- * the session held.  On failure nothing stays pinned, watched or charged.
+ * Must be called from the process that owns the buffers, its session
+ * locked.  On failure nothing stays pinned, watched or charged.
  *
  * Return: 0, -ENOMEM past RLIMIT_MEMLOCK or out of memory, -EFAULT if any
- * byte is not mapped writable, -EAGAIN if the buffer kept changing under
- * us.
+ * byte is not mapped writable or lies in a shared file mapping, -EINTR on
+ * a fatal signal, -EAGAIN if the buffer kept changing under us.
  */
-int profil_regions_pin(struct profil_arm *arm)
+int profil_regions_pin(struct profil_arm *arm, unsigned long credit)
 {
 	struct profil_kregion *r;
-	unsigned long total = 0;
+	long total;
 	int ret, tries = 0;
 
-	for (r = arm->regions; r < arm->regions + arm->nr_all; r++)
-		total += profil_region_pages(r);
-
-	ret = account_locked_vm(arm->sess->mn.mm, total, true);
+	lockdep_assert_held(&arm->sess->lock);
+	total = profil_regions_distinct_pages(arm);
+	if (total < 0)
+		return total;
+	ret = profil_charge(arm, total, credit);
 	if (ret)
 		return ret;
-	arm->locked_pages = total;
 
-	for (r = arm->regions; r < arm->regions + arm->nr_all; r++) {
+	profil_for_each_region(arm, r) {
 		ret = profil_region_watch(r, arm);
 		if (ret)
 			goto err;
@@ -284,9 +397,13 @@ int profil_regions_pin(struct profil_arm *arm)
 		ret = profil_regions_pin_pages(arm);
 		if (ret)
 			goto err;
-		if (profil_regions_settled(arm))
+		if (profil_arm_go_live(arm))
 			return 0;
 		profil_regions_unpin_pages(arm);
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto err;
+		}
 		if (++tries == PROFIL_PIN_TRIES) {
 			ret = -EAGAIN;
 			goto err;
@@ -296,85 +413,6 @@ int profil_regions_pin(struct profil_arm *arm)
 err:
 	profil_regions_unpin(arm);
 	return ret;
-}
-
-/* Pages looked up at a time by profil_region_mapped(). */
-#define PROFIL_RECHECK_BATCH	32
-
-/* Are @r's pinned pages what current->mm maps, writable, at its address? */
-static bool profil_region_mapped(const struct profil_kregion *r)
-{
-	struct page *pages[PROFIL_RECHECK_BATCH];
-	unsigned long i = 0, addr = profil_region_start(r);
-	int n, j;
-	bool same = true;
-
-	while (same && i < r->nr_pages) {
-		n = min_t(unsigned long, r->nr_pages - i, ARRAY_SIZE(pages));
-		n = get_user_pages_fast(addr + (i << PAGE_SHIFT), n,
-					FOLL_WRITE | FOLL_NOFAULT, pages);
-		if (n <= 0)
-			return false;
-		for (j = 0; j < n; j++) {
-			same &= pages[j] == r->pages[i + j];
-			put_page(pages[j]);
-		}
-		i += n;
-	}
-	return same;
-}
-
-static bool profil_regions_mapped(const struct profil_arm *arm)
-{
-	const struct profil_kregion *r;
-
-	for (r = arm->regions; r < arm->regions + arm->nr_all; r++)
-		if (!profil_region_mapped(r))
-			return false;
-	return true;
-}
-
-/**
- * profil_regions_recheck - after a fault, is every buffer still in place?
- * @arm: a faulted arm, its session locked
- *
- * Looks the pages up again, with no invalidation in between; if they are
- * all the pinned ones, mapped writable, clears @arm->faulted and the tick
- * counts again.  Runs on the process's mm (an ioctl, a forked child taking
- * over) or borrows it (the fault work, a kthread).
- *
- * Return: true if counting resumed, false if the arm must stop.
- */
-bool profil_regions_recheck(struct profil_arm *arm)
-{
-	struct mm_struct *mm = arm->sess->mn.mm;
-	bool ok = true, resumed = false, borrowed = false;
-	int tries;
-
-	if (current->mm != mm) {
-		if (!(current->flags & PF_KTHREAD) || current->mm ||
-		    !mmget_not_zero(mm))
-			return false;
-		kthread_use_mm(mm);
-		borrowed = true;
-	}
-	for (tries = 0; ok && !resumed && tries < PROFIL_PIN_TRIES; tries++) {
-		profil_regions_read_begin(arm);
-		ok = profil_regions_mapped(arm);
-
-		spin_lock(&arm->fault_lock);
-		if (ok && profil_regions_unchanged(arm)) {
-			atomic_set(&arm->faulted, 0);
-			resumed = true;
-		}
-		spin_unlock(&arm->fault_lock);
-	}
-	if (borrowed) {
-		kthread_unuse_mm(mm);
-		/* Maybe the last user: the teardown must not run in our work. */
-		mmput_async(mm);
-	}
-	return resumed;
 }
 
 /**
@@ -389,13 +427,12 @@ void profil_regions_unpin(struct profil_arm *arm)
 {
 	struct profil_kregion *r;
 
-	for (r = arm->regions; r < arm->regions + arm->nr_all; r++) {
+	profil_for_each_region(arm, r) {
 		if (r->mni_on) {
 			mmu_interval_notifier_remove(&r->mni);
 			r->mni_on = false;
 		}
 	}
 	profil_regions_unpin_pages(arm);
-	account_locked_vm(arm->sess->mn.mm, arm->locked_pages, false);
-	arm->locked_pages = 0;
+	profil_uncharge(arm);
 }

@@ -18,6 +18,7 @@
  */
 #include <linux/math64.h>
 #include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -46,13 +47,18 @@ static void profil_inherit(const struct profil_arm *parent)
 			       parent->period_ns), &sess->cnt.missed);
 	arm = profil_arm_clone(parent);
 	if (arm) {
-		if (!profil_session_arm(sess, arm, true))
+		if (!profil_session_start(sess, arm, true))
 			return;
 		profil_arm_put(arm);
 	}
 	profil_session_failed(sess, PROFIL_STOP_INHERIT);
 }
 
+/*
+ * The work holds a module reference, dropped by its last statement: the
+ * code after it (the return) still runs in this module, so module exit
+ * waits for every task to leave it (profil_fork_exit()).
+ */
 static void profil_fork_run(struct callback_head *cb)
 {
 	struct profil_fork *f = container_of(cb, struct profil_fork, cb);
@@ -123,4 +129,11 @@ void profil_fork_exit(void)
 {
 	tracepoint_probe_unregister(profil_fork_tp, profil_on_fork, NULL);
 	tracepoint_synchronize_unregister();
+	/*
+	 * A task that ran the last module_put() of a work may still be
+	 * returning through profil_fork_run().  It does not sleep there, and
+	 * a tasks-RCU grace period ends only when every task has slept or
+	 * been in user space since it began: after it, none is in our text.
+	 */
+	synchronize_rcu_tasks();
 }

@@ -7,6 +7,7 @@
  * completely before it touches the session, so bad input changes nothing.
  * See Documentation in man/profil.4 and the ABI in uapi/linux/profil.h.
  */
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -21,6 +22,21 @@
 unsigned int profil_max_rate = 10000;
 module_param_named(max_rate, profil_max_rate, uint, 0644);
 MODULE_PARM_DESC(max_rate, "highest sampling rate a session may ask for, in Hz (default 10000)");
+
+/*
+ * Any process may profile itself: the events we create sample only the
+ * caller's own threads, with a fixed attr and no data beyond a PC of its
+ * own, so they bypass perf_event_paranoid and the LSM's perf_event_open
+ * hook on purpose (as the BSDs' and illumos's profil(2) do).  An
+ * administrator who wants the perf rules to apply sets perfmon_only: then
+ * arming needs CAP_PERFMON (or CAP_SYS_ADMIN).  See profil(4), SECURITY.
+ */
+static bool profil_perfmon_only;
+module_param_named(perfmon_only, profil_perfmon_only, bool, 0644);
+MODULE_PARM_DESC(perfmon_only, "only callers with CAP_PERFMON may arm a session (default N)");
+
+/* The shortest sample period: 10 us of CPU time. */
+#define PROFIL_RATE_CAP		100000
 
 /* Read a user struct whose first __u32 is its size (uapi rules). */
 static int profil_copy_in(void *dst, size_t ksize, size_t min_size,
@@ -40,7 +56,7 @@ static int profil_copy_in(void *dst, size_t ksize, size_t min_size,
 static int profil_region_check(const struct profil_region *ur,
 			       struct profil_kregion *r)
 {
-	u32 shift = (ur->flags & PROFIL_REGION_U32) ? 2 : 1;
+	u32 shift = profil_bin_shift(ur->flags);
 	u64 end;
 
 	if (ur->flags & ~PROFIL_REGION_FLAGS)
@@ -125,7 +141,7 @@ static int profil_setup_check(const struct profil_setup *ks, u32 *rate)
 	if (ks->mode != PROFIL_MODE_HIST)
 		return -EINVAL;
 	*rate = ks->rate ? ks->rate : HZ;
-	if (*rate > max_rate || *rate > NSEC_PER_SEC / 10000)
+	if (*rate > max_rate || *rate > PROFIL_RATE_CAP)
 		return -EINVAL;
 	if (!ks->nr_regions)
 		return -EINVAL;
@@ -141,10 +157,21 @@ static int profil_setup_check(const struct profil_setup *ks, u32 *rate)
 /*
  * A vfork child runs on its parent's mm until it execs or exits, and the
  * session there is the parent's: the child may not arm or stop it.
+ * clone(CLONE_VFORK) without CLONE_VM makes a child with an mm (and a
+ * session) of its own, which is an ordinary child.
  */
 static bool profil_vfork_child(void)
 {
-	return current->vfork_done;
+	struct task_struct *parent;
+	bool shared;
+
+	if (!current->vfork_done)
+		return false;
+	rcu_read_lock();
+	parent = rcu_dereference(current->real_parent);
+	shared = READ_ONCE(parent->mm) == current->mm;
+	rcu_read_unlock();
+	return shared;
 }
 
 static long profil_ioc_setup(void __user *uarg)
@@ -161,6 +188,8 @@ static long profil_ioc_setup(void __user *uarg)
 	ret = profil_setup_check(&ks, &rate);
 	if (ret)
 		return ret;
+	if (READ_ONCE(profil_perfmon_only) && !perfmon_capable())
+		return -EACCES;
 	/* Report the rate now, so that no fault can follow the arming. */
 	if (put_user(rate, &((struct profil_setup __user *)uarg)->rate))
 		return -EFAULT;
@@ -180,7 +209,7 @@ static long profil_ioc_setup(void __user *uarg)
 		ret = PTR_ERR(sess);
 		goto err_free;
 	}
-	ret = profil_session_arm(sess, arm, false);
+	ret = profil_session_start(sess, arm, false);
 	if (ret)
 		goto err_free;
 	return 0;
@@ -201,13 +230,10 @@ static long profil_ioc_stats(void __user *uarg)
 	if (usize < PROFIL_STATS_SIZE_VER0)
 		return -EINVAL;
 
-	/* A vfork child has no session: all zero, off. */
-	if (!profil_vfork_child()) {
-		sess = profil_session_get(current->mm);
-		if (IS_ERR(sess))
-			return PTR_ERR(sess);
+	/* A vfork child, or a process that never armed: all zero, off. */
+	sess = profil_vfork_child() ? NULL : profil_session_find(current->mm);
+	if (sess)
 		profil_session_stats(sess, &st);
-	}
 	st.size = min_t(u32, usize, sizeof(st));
 	return copy_to_user(uarg, &st, st.size) ? -EFAULT : 0;
 }
@@ -238,10 +264,9 @@ static long profil_ioctl(struct file *file, unsigned int cmd,
 			return -EINVAL;
 		if (profil_vfork_child())
 			return 0;	/* nothing of its own to stop */
-		sess = profil_session_get(current->mm);
-		if (IS_ERR(sess))
-			return PTR_ERR(sess);
-		profil_session_off(sess);
+		sess = profil_session_find(current->mm);
+		if (sess)
+			profil_session_off(sess);
 		return 0;
 	case PROFIL_IOC_BASE(PROFIL_IOC_STATS):
 		return profil_ioc_stats((void __user *)arg);
@@ -285,12 +310,21 @@ static int __init profil_init(void)
 	int ret;
 
 	profil_check_abi();
-	ret = profil_fork_init();
+	ret = profil_sessions_init();
 	if (ret)
 		return ret;
+	ret = profil_fork_init();
+	if (ret)
+		goto err_sessions;
 	ret = misc_register(&profil_misc);
 	if (ret)
-		profil_fork_exit();
+		goto err_fork;
+	return 0;
+
+err_fork:
+	profil_fork_exit();
+err_sessions:
+	profil_sessions_exit();
 	return ret;
 }
 
@@ -298,7 +332,7 @@ static void __exit profil_exit(void)
 {
 	misc_deregister(&profil_misc);
 	profil_fork_exit();
-	profil_sessions_drain();
+	profil_sessions_exit();
 }
 
 module_init(profil_init);

@@ -8,35 +8,46 @@
  *                         that mm (mmu_notifier_get() finds or creates it).
  *                         Lives until the mm is torn down (->release at exit
  *                         or exec), then is freed by ->free_notifier after an
- *                         SRCU and an RCU grace period.  From first use to
+ *                         SRCU and an RCU grace period.  From first arming to
  *                         ->release it holds a module reference (rmmod is
- *                         refused while any process that used profil lives)
- *                         and sits in a hash by mm, where fork finds it.
+ *                         refused while any process that armed lives) and
+ *                         sits in a hash by mm, where fork, STATS and OFF
+ *                         find it without creating one (session.c).
  *
  *  struct profil_arm      one armed configuration: pinned regions, their
- *                         interval notifiers and the perf events that sample
- *                         into them.  Created by PROFIL_IOC_SETUP or by
- *                         inheritance at fork, stopped by off, re-arm, fault
- *                         or mm teardown.  It is the perf overflow handler's
- *                         context, immutable while armed but for @faulted.
- *                         Reference counted: the session holds one while it
- *                         runs, a fork pending in a child holds one to read
- *                         the configuration; freed after an RCU grace period.
+ *                         interval notifiers, the user charged for the pins,
+ *                         and the perf events that sample into them.  Created
+ *                         by PROFIL_IOC_SETUP or by inheritance at fork,
+ *                         stopped by off, re-arm, fault or mm teardown.  It is
+ *                         the perf overflow handler's context, immutable while
+ *                         running but for its fault state (arm.c).  Reference
+ *                         counted: the session holds one while it runs, a fork
+ *                         pending in a child and a settle in progress hold one
+ *                         each; freed after an RCU grace period.
  *
  *  struct profil_kregion  one pinned, vmapped histogram region of an arm,
  *                         with the interval notifier that watches its pages.
  *
- * Locking: profil_session.lock is the outermost lock; under it we take
- * mmap_lock (account_locked_vm()), perf's own locks (creating and releasing
- * events, a root event's child_mutex) and wait for invalidations in
- * mmu_interval_notifier_remove(), never two of these at once.  So the
- * invalidate callback must not take it: it takes only profil_arm.fault_lock,
- * a spinlock, and leaves the rest to profil_session.fault_work or the next
- * ioctl: both look the pages up again (mmap_lock under the session lock)
- * and either resume counting or stop the arm.
+ * Locking, outermost first:
+ *
+ *  profil_session.lock    a mutex; guards the session's arm pointer and what
+ *                         it says of the last stop.  Held to arm (charge, pin,
+ *                         start events), to stop (release events, unpin) and
+ *                         to settle a fault; STATS takes it only to copy.
+ *  mmap_lock, perf's      taken under it by pinning, GUP, perf_event_create_
+ *  locks                  kernel_counter() and perf_event_release_kernel();
+ *                         mmu_interval_notifier_remove() under it waits for
+ *                         invalidations in progress.
+ *  profil_arm.fault_lock  a spinlock, innermost; orders the interval
+ *                         notifiers' sequence numbers against the checks that
+ *                         make an arm live or resume it (arm.c).
+ *
+ * So the invalidate callback, which runs under mmap_lock or the rmap locks,
+ * takes only @fault_lock; it suspends the arm's writes and leaves the rest
+ * to the session's settle work.  The tick (hard irq) and the fork probe
+ * (preemption off) take no lock at all: they read under RCU and use atomics.
  * mmu_notifier_get() holds mmap_lock around ->alloc_notifier, which takes
- * no lock of ours.  The tick (hard irq) and the fork tracepoint (preemption
- * off) take no lock at all: they read under RCU and use atomics.
+ * no lock of ours.
  */
 #ifndef _PROFIL_INTERNAL_H
 #define _PROFIL_INTERNAL_H
@@ -48,6 +59,7 @@
 #include <linux/perf_event.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/rhashtable-types.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -63,7 +75,7 @@ struct profil_kregion {
 	u32 flags;		/* PROFIL_REGION_* */
 	unsigned long uaddr;	/* user address of bin 0 */
 
-	/* The pinned state, set up by profil_regions_pin(). */
+	/* The pinned state, set up by profil_regions_pin() (buffer.c). */
 	struct profil_arm *arm;	/* owner, for the notifier */
 	void *bins;		/* bin 0 through the kernel mapping */
 	void *vbase;		/* vmap() of the pinned pages, or NULL */
@@ -78,25 +90,28 @@ struct profil_session;
 
 struct profil_arm {
 	struct profil_session *sess;	/* owner; outlives the arm's use */
-	refcount_t ref;			/* session's + pending forks' */
+	refcount_t ref;			/* see "Objects" above */
 	struct rcu_head rcu;
 	u32 flags;			/* PROFIL_F_* */
 	u64 period_ns;			/* task CPU time per sample */
 	u32 rate;			/* samples per CPU second */
-	unsigned long locked_pages;	/* charged with account_locked_vm() */
+	struct user_struct *user;	/* charged for the pins, or NULL */
+	unsigned long charged;		/* pages charged to @user */
 	struct perf_event **events;	/* one root event per thread attached */
 	unsigned int nr_events;
 	unsigned int max_events;	/* allocated slots in @events */
 
 	/*
-	 * @fault_lock orders the notifiers' sequence updates against the
-	 * checks that arm them (@live) and that resume counting.  @faulted is
-	 * set by an invalidation after @live; while it is, the tick writes
-	 * nothing.  Only profil_regions_recheck() clears it again.
+	 * The fault state (arm.c).  @fault_lock orders the notifiers'
+	 * sequence updates against the checks that make the arm live and
+	 * resume it.  @faulted is set by an invalidation once @live; while it
+	 * is, the tick writes nothing.  @fault_gp is the RCU grace period
+	 * that the first invalidation waits for.
 	 */
 	spinlock_t fault_lock;
 	bool live;
 	atomic_t faulted;
+	unsigned long fault_gp;
 
 	struct profil_kregion *overflow; /* PROFIL_REGION_OVERFLOW or NULL */
 	u32 nr_regions;			/* in @regions, overflow excluded */
@@ -104,6 +119,34 @@ struct profil_arm {
 	struct profil_kregion regions[];  /* by offset, highest first, */
 					  /* then the overflow region */
 };
+
+struct profil_region_iter {
+	struct profil_kregion *next, *end;
+};
+
+static inline struct profil_region_iter
+profil_region_iter(struct profil_arm *arm)
+{
+	return (struct profil_region_iter){ arm->regions,
+					    arm->regions + arm->nr_all };
+}
+
+static inline struct profil_kregion *
+profil_region_iter_next(struct profil_region_iter *it)
+{
+	return it->next < it->end ? it->next++ : NULL;
+}
+
+/* Every region of @arm, the overflow region last. */
+#define profil_for_each_region(arm, r)					\
+	for (struct profil_region_iter __it = profil_region_iter(arm);	\
+	     ((r) = profil_region_iter_next(&__it));)
+
+/* log2 of the size of a bin with these PROFIL_REGION_* flags. */
+static inline unsigned int profil_bin_shift(u32 flags)
+{
+	return (flags & PROFIL_REGION_U32) ? 2 : 1;
+}
 
 /* Counters of a session, bumped by the tick: atomics, no lock. */
 struct profil_counters {
@@ -117,8 +160,9 @@ struct profil_counters {
 struct profil_session {
 	struct mmu_notifier mn;		/* our tie to the mm; holds mmgrab() */
 	struct profil_counters cnt;	/* no lock: atomics */
-	struct hlist_node node;		/* in the hash by mm; profil_hash_lock */
-	struct work_struct fault_work;	/* stops an arm that faulted */
+	struct rhash_head node;		/* in profil_sessions, by @mm */
+	struct mm_struct *mm;		/* the hash key: @mn.mm */
+	struct work_struct settle_work;	/* settles a fault (arm.c) */
 	struct rcu_head rcu;
 
 	/* @lock guards every field below it; @arm is also read under RCU. */
@@ -127,28 +171,42 @@ struct profil_session {
 	u32 stop_reason;		/* PROFIL_STOP_* of the last stop */
 	u32 rate;			/* rate of the running or last arm */
 	u64 period_ns;			/* period of the running or last arm */
-	bool kept;			/* the session's own notifier ref taken */
+	bool hashed;			/* in the hash, with a notifier and a */
+					/* module reference of its own */
 };
 
-/* session.c */
+/* arm.c: arms and their fault state */
 struct profil_arm *profil_arm_alloc(u32 nr_regions);
 struct profil_arm *profil_arm_clone(const struct profil_arm *src);
 void profil_arm_put(struct profil_arm *arm);
-void profil_arm_fault(struct profil_arm *arm, bool sync);
+bool profil_arm_go_live(struct profil_arm *arm);
+void profil_arm_invalidated(struct profil_arm *arm,
+			    struct mmu_interval_notifier *mni,
+			    unsigned long cur_seq, bool blockable);
+void profil_arm_fault_in(struct profil_arm *arm);
+bool profil_arm_in_place_locked(struct profil_arm *arm);
+
+/* session.c */
 struct profil_arm *profil_arm_get_rcu(struct mm_struct *mm);
 struct profil_session *profil_session_get(struct mm_struct *mm);
-int profil_session_arm(struct profil_session *sess, struct profil_arm *arm,
-		       bool inherited);
+struct profil_session *profil_session_find(struct mm_struct *mm);
+int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
+			 bool inherited);
 void profil_session_off(struct profil_session *sess);
 void profil_session_failed(struct profil_session *sess, u32 why);
-void profil_sessions_drain(void);
+void profil_session_settle(struct work_struct *work);
 void profil_session_stats(struct profil_session *sess,
 			  struct profil_stats *st);
+int profil_sessions_init(void);
+void profil_sessions_exit(void);
 
-/* buffer.c: pinning, accounting, mapping and watching of regions */
-int profil_regions_pin(struct profil_arm *arm);
+/* buffer.c: accounting, pinning, mapping and watching of regions */
+int profil_regions_pin(struct profil_arm *arm, unsigned long credit);
 void profil_regions_unpin(struct profil_arm *arm);
-bool profil_regions_recheck(struct profil_arm *arm);
+void profil_regions_read_begin(struct profil_arm *arm);
+bool profil_regions_unchanged(struct profil_arm *arm);
+unsigned long profil_region_start(const struct profil_kregion *r);
+unsigned long profil_region_pages(const struct profil_kregion *r);
 
 /* tick.c: the sampling events */
 int profil_events_start(struct profil_arm *arm);

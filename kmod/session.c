@@ -3,13 +3,16 @@
  * Sessions: one per process address space.
  *
  * A session is found or created with mmu_notifier_get() on the caller's mm,
- * so it belongs to the process, not to an fd: the library may close
- * /dev/profil right after setup.  The session keeps one notifier reference
- * of its own ("kept") until the mm's ->release, which runs when the last
- * user of the mm goes (process exit, or exec replacing the mm): that is
- * where a running arm is stopped, its events released, its pins dropped and
- * its locked_vm charge returned.  Callers of profil_session_get() run on
- * that mm, so ->release cannot run under them and they need no reference.
+ * when the process first arms, so it belongs to the process, not to an fd:
+ * the library may close /dev/profil right after setup.  The session is then
+ * "hashed": it sits in profil_sessions, keyed by mm, and keeps a notifier
+ * and a module reference of its own until the mm's ->release, which runs
+ * when the last user of the mm goes (process exit, or exec replacing the
+ * mm): that is where a running arm is stopped, its events released, its
+ * pins dropped and its charge returned.  STATS and OFF only look a session
+ * up: a process that never armed costs nothing, and every fork on the
+ * system costs one test while no session exists.  Callers run on the mm, so
+ * ->release cannot run under them and they need no reference.
  *
  * Who owns which event of a process's life, and why that one:
  *
@@ -29,96 +32,37 @@
  *                    mm its parent still runs on.
  *   exit             ->release of the mm, when its last user goes.
  *   fault            an mmu_interval_notifier on each region's pages
- *                    (buffer.c): the invalidation marks the arm faulted, so
- *                    the tick stops writing at once, and @fault_work, in
- *                    process context, looks the pages up again and resumes
- *                    or stops the arm.  Neither can be done under the
- *                    mmap_lock the invalidation holds.
+ *                    (buffer.c, arm.c): the invalidation marks the arm
+ *                    faulted, so the tick stops writing at once, and
+ *                    @settle_work, borrowing the mm, looks the pages up
+ *                    again and resumes or stops the arm.  Neither can be
+ *                    done under the mmap_lock the invalidation holds.
  */
-#include <linux/hashtable.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
+#include <linux/rhashtable.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 
 #include "profil_internal.h"
 
-/* Sessions by mm, for the fork probe.  Writers: profil_hash_lock. */
-static DEFINE_HASHTABLE(profil_hash, 6);
-static DEFINE_SPINLOCK(profil_hash_lock);
+/* Hashed sessions by mm; rhashtable's own locks, lookups under RCU. */
+static struct rhashtable profil_sessions;
+static atomic_t profil_nr_hashed;
 
-struct profil_arm *profil_arm_alloc(u32 nr_regions)
-{
-	struct profil_arm *arm;
-
-	arm = kvzalloc(struct_size(arm, regions, nr_regions),
-		       GFP_KERNEL_ACCOUNT);
-	if (!arm)
-		return NULL;
-	refcount_set(&arm->ref, 1);
-	spin_lock_init(&arm->fault_lock);
-	arm->nr_all = nr_regions;
-	return arm;
-}
-
-/* A new, unpinned arm with @src's configuration (inheritance at fork). */
-struct profil_arm *profil_arm_clone(const struct profil_arm *src)
-{
-	struct profil_arm *arm = profil_arm_alloc(src->nr_all);
-	const struct profil_kregion *s;
-	struct profil_kregion *r;
-	u32 i;
-
-	if (!arm)
-		return NULL;
-	arm->flags = src->flags;
-	arm->rate = src->rate;
-	arm->period_ns = src->period_ns;
-	arm->nr_regions = src->nr_regions;
-	for (i = 0; i < src->nr_all; i++) {
-		s = &src->regions[i];
-		r = &arm->regions[i];
-		r->offset = s->offset;
-		r->nbins = s->nbins;
-		r->scale = s->scale;
-		r->flags = s->flags;
-		r->uaddr = s->uaddr;
-	}
-	if (src->overflow)
-		arm->overflow = &arm->regions[src->overflow - src->regions];
-	return arm;
-}
-
-void profil_arm_put(struct profil_arm *arm)
-{
-	if (refcount_dec_and_test(&arm->ref))
-		kvfree_rcu(arm, rcu);
-}
-
-/**
- * profil_arm_fault - an invalidation hit a buffer of @arm
- * @arm: a live arm
- * @sync: the caller may sleep
- *
- * From then on the tick writes nothing; with @sync, a tick that already
- * passed its check has finished when this returns, so no write follows the
- * unmap or mprotect that got us here.  Whether the pages are really gone,
- * and the stop, need locks the invalidating thread may hold: that is left
- * to the session's work (or its next ioctl), profil_regions_recheck().
- */
-void profil_arm_fault(struct profil_arm *arm, bool sync)
-{
-	bool first = !atomic_xchg(&arm->faulted, 1);
-
-	if (sync)
-		synchronize_rcu();
-	if (first)
-		schedule_work(&arm->sess->fault_work);
-}
+static const struct rhashtable_params profil_sessions_params = {
+	.key_len		= sizeof(struct mm_struct *),
+	.key_offset		= offsetof(struct profil_session, mn.mm),
+	.head_offset		= offsetof(struct profil_session, node),
+	.automatic_shrinking	= true,
+};
 
 /**
  * profil_arm_get_rcu - the running arm of @mm's session, referenced
  * @mm: any mm
  *
- * Called under rcu_read_lock(), from any context.
+ * Called under rcu_read_lock(), from any context.  With no session on the
+ * system, or none on an mm without notifiers, it is one test.
  *
  * Return: the arm (drop with profil_arm_put()), or NULL.
  */
@@ -127,14 +71,14 @@ struct profil_arm *profil_arm_get_rcu(struct mm_struct *mm)
 	struct profil_session *sess;
 	struct profil_arm *arm;
 
-	hash_for_each_possible_rcu(profil_hash, sess, node, (unsigned long)mm) {
-		if (sess->mn.mm != mm)
-			continue;
-		arm = rcu_dereference(sess->arm);
-		if (arm && refcount_inc_not_zero(&arm->ref))
-			return arm;
-		break;
-	}
+	if (!atomic_read(&profil_nr_hashed) || !mm_has_notifiers(mm))
+		return NULL;
+	sess = rhashtable_lookup(&profil_sessions, &mm, profil_sessions_params);
+	if (!sess)
+		return NULL;
+	arm = rcu_dereference(sess->arm);
+	if (arm && refcount_inc_not_zero(&arm->ref))
+		return arm;
 	return NULL;
 }
 
@@ -148,6 +92,7 @@ static void profil_session_stop_locked(struct profil_session *sess, u32 why)
 {
 	struct profil_arm *arm = profil_locked_arm(sess);
 
+	lockdep_assert_held(&sess->lock);
 	if (!arm)
 		return;
 	RCU_INIT_POINTER(sess->arm, NULL);
@@ -158,29 +103,53 @@ static void profil_session_stop_locked(struct profil_session *sess, u32 why)
 	profil_arm_put(arm);
 }
 
-/* Settle a fault: counting resumes if the buffer is in place, else stop. */
-static void profil_session_settle_locked(struct profil_session *sess)
+/* The running arm if it is faulted, referenced, or NULL. */
+static struct profil_arm *profil_session_faulted(struct profil_session *sess)
 {
-	struct profil_arm *arm = profil_locked_arm(sess);
+	struct profil_arm *arm;
 
-	if (arm && atomic_read(&arm->faulted) && !profil_regions_recheck(arm))
-		profil_session_stop_locked(sess, PROFIL_STOP_FAULT);
-}
-
-/* Every locked operation first settles a fault. */
-static void profil_session_lock(struct profil_session *sess)
-{
 	mutex_lock(&sess->lock);
-	profil_session_settle_locked(sess);
+	arm = profil_locked_arm(sess);
+	if (arm && atomic_read(&arm->faulted))
+		refcount_inc(&arm->ref);
+	else
+		arm = NULL;
+	mutex_unlock(&sess->lock);
+	return arm;
 }
 
-static void profil_fault_work(struct work_struct *work)
+/**
+ * profil_session_settle - settle a fault: resume counting or stop the arm
+ * @work: the session's settle_work, queued by the first invalidation
+ *
+ * Borrows the mm (a worker has none) to fault the pages in, with no lock
+ * held, then checks them under the session lock (arm.c).
+ */
+void profil_session_settle(struct work_struct *work)
 {
 	struct profil_session *sess = container_of(work, struct profil_session,
-						   fault_work);
+						   settle_work);
+	struct mm_struct *mm = sess->mn.mm;
+	struct profil_arm *arm;
 
-	profil_session_lock(sess);
-	mutex_unlock(&sess->lock);
+	/* An mm on its way out: its ->release stops the arm. */
+	if (!mmget_not_zero(mm))
+		return;
+	kthread_use_mm(mm);
+	arm = profil_session_faulted(sess);
+	if (arm) {
+		profil_arm_fault_in(arm);
+		mutex_lock(&sess->lock);
+		if (arm == profil_locked_arm(sess) &&
+		    atomic_read(&arm->faulted) &&
+		    !profil_arm_in_place_locked(arm))
+			profil_session_stop_locked(sess, PROFIL_STOP_FAULT);
+		mutex_unlock(&sess->lock);
+		profil_arm_put(arm);
+	}
+	kthread_unuse_mm(mm);
+	/* Maybe the last user: the teardown must not run in this work. */
+	mmput_async(mm);
 }
 
 static struct mmu_notifier *profil_mn_alloc(struct mm_struct *mm)
@@ -191,7 +160,7 @@ static struct mmu_notifier *profil_mn_alloc(struct mm_struct *mm)
 	if (!sess)
 		return ERR_PTR(-ENOMEM);
 	mutex_init(&sess->lock);
-	INIT_WORK(&sess->fault_work, profil_fault_work);
+	INIT_WORK(&sess->settle_work, profil_session_settle);
 	return &sess->mn;
 }
 
@@ -201,7 +170,7 @@ static void profil_mn_free(struct mmu_notifier *mn)
 						   mn);
 
 	mutex_destroy(&sess->lock);
-	/* The fork probe may still be looking at it. */
+	/* A lookup under RCU may still be looking at it. */
 	kfree_rcu(sess, rcu);
 }
 
@@ -209,21 +178,21 @@ static void profil_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
 {
 	struct profil_session *sess = container_of(mn, struct profil_session,
 						   mn);
-	bool kept;
+	bool hashed;
 
 	mutex_lock(&sess->lock);
 	profil_session_stop_locked(sess, PROFIL_STOP_NONE);
-	kept = sess->kept;
-	sess->kept = false;
+	hashed = sess->hashed;
+	sess->hashed = false;
 	mutex_unlock(&sess->lock);
 	/* No arm is left to fault, so nothing can queue the work again. */
-	cancel_work_sync(&sess->fault_work);
-	if (!kept)
+	cancel_work_sync(&sess->settle_work);
+	if (!hashed)
 		return;
 
-	spin_lock(&profil_hash_lock);
-	hash_del_rcu(&sess->node);
-	spin_unlock(&profil_hash_lock);
+	rhashtable_remove_fast(&profil_sessions, &sess->node,
+			       profil_sessions_params);
+	atomic_dec(&profil_nr_hashed);
 	mmu_notifier_put(mn);
 	/*
 	 * Last: the put above queued ->free_notifier, and module exit's
@@ -238,8 +207,24 @@ static const struct mmu_notifier_ops profil_mn_ops = {
 	.free_notifier	= profil_mn_free,
 };
 
+/* Put @sess in the hash, with its own notifier and module reference. */
+static int profil_session_hash_locked(struct profil_session *sess)
+{
+	int ret;
+
+	lockdep_assert_held(&sess->lock);
+	ret = rhashtable_insert_fast(&profil_sessions, &sess->node,
+				     profil_sessions_params);
+	if (ret)
+		return ret;
+	atomic_inc(&profil_nr_hashed);
+	__module_get(THIS_MODULE);
+	sess->hashed = true;
+	return 0;
+}
+
 /**
- * profil_session_get - the session of @mm, created on first use
+ * profil_session_get - the session of @mm, created and hashed on first use
  * @mm: current->mm
  *
  * Return: the session, valid while the caller runs on @mm, or ERR_PTR().
@@ -248,7 +233,8 @@ struct profil_session *profil_session_get(struct mm_struct *mm)
 {
 	struct profil_session *sess;
 	struct mmu_notifier *mn;
-	bool extra;
+	bool had_ref;
+	int ret = 0;
 
 	mn = mmu_notifier_get(&profil_mn_ops, mm);
 	if (IS_ERR(mn))
@@ -256,70 +242,90 @@ struct profil_session *profil_session_get(struct mm_struct *mm)
 	sess = container_of(mn, struct profil_session, mn);
 
 	mutex_lock(&sess->lock);
-	extra = sess->kept;
-	if (!extra) {
-		/* Both dropped in ->release. */
-		sess->kept = true;
-		__module_get(THIS_MODULE);
-		spin_lock(&profil_hash_lock);
-		hash_add_rcu(profil_hash, &sess->node, (unsigned long)mm);
-		spin_unlock(&profil_hash_lock);
-	}
+	had_ref = sess->hashed;
+	if (!had_ref)
+		ret = profil_session_hash_locked(sess);
 	mutex_unlock(&sess->lock);
-	if (extra)
-		mmu_notifier_put(mn);	/* the kept reference remains */
-	return sess;
+	/* The hashed session keeps the reference mmu_notifier_get() took. */
+	if (had_ref || ret)
+		mmu_notifier_put(mn);
+	return ret ? ERR_PTR(ret) : sess;
 }
 
 /**
- * profil_session_arm - make @arm the running arm of @sess
+ * profil_session_find - the session of @mm, if it ever armed
+ * @mm: current->mm
+ *
+ * Return: the session, valid while the caller runs on @mm, or NULL.
+ */
+struct profil_session *profil_session_find(struct mm_struct *mm)
+{
+	struct profil_session *sess;
+
+	rcu_read_lock();
+	sess = rhashtable_lookup(&profil_sessions, &mm, profil_sessions_params);
+	rcu_read_unlock();
+	return sess;
+}
+
+/* Pages the running arm charged to the caller's user, for a re-arm. */
+static unsigned long profil_session_credit_locked(struct profil_session *sess)
+{
+	struct profil_arm *old = profil_locked_arm(sess);
+
+	lockdep_assert_held(&sess->lock);
+	return old && old->user == current_user() ? old->charged : 0;
+}
+
+/**
+ * profil_session_start - make @arm the running arm of @sess
  * @sess: the caller's session
  * @arm: a fully validated arm, regions not yet pinned
  * @inherited: @arm comes from the parent at fork, not from a setup call
  *
  * The new buffer is pinned and its events started before the old arm
- * stops, so any failure leaves a running session as it was.
+ * stops, so any failure leaves a running session as it was; the charge is
+ * net of what the old arm returns.
  *
  * Return: 0 (@arm now belongs to @sess) or -errno (the caller puts @arm).
  */
-int profil_session_arm(struct profil_session *sess, struct profil_arm *arm,
-		       bool inherited)
+int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
+			 bool inherited)
 {
 	int ret;
 
 	arm->sess = sess;
-	ret = profil_regions_pin(arm);
+	mutex_lock(&sess->lock);
+	ret = profil_regions_pin(arm, profil_session_credit_locked(sess));
 	if (ret)
-		return ret;
-
-	profil_session_lock(sess);
-	/*
-	 * The new events start before the old ones stop: until this call
-	 * returns the old buffer may still count, and a failure to start
-	 * leaves the old arm running.
-	 */
+		goto out;
 	ret = profil_events_start(arm);
 	if (ret) {
-		mutex_unlock(&sess->lock);
 		profil_regions_unpin(arm);
-		return ret;
+		goto out;
 	}
-	profil_session_stop_locked(sess, PROFIL_STOP_REPLACED);
+	/*
+	 * Replaced: the session runs on, so its stop_reason stays NONE and
+	 * PROFIL_STOP_REPLACED is never reported (see the uapi header).
+	 */
+	profil_session_stop_locked(sess, PROFIL_STOP_NONE);
 	rcu_assign_pointer(sess->arm, arm);
 	sess->rate = arm->rate;
 	sess->period_ns = arm->period_ns;
 	sess->stop_reason = PROFIL_STOP_NONE;
 	if (!inherited)
 		atomic64_inc(&sess->cnt.armed);
-	/* A fault since the pin found no arm to settle yet. */
-	profil_session_settle_locked(sess);
+	/* A fault since the arm went live found it not running yet. */
+	if (atomic_read(&arm->faulted))
+		schedule_work(&sess->settle_work);
+out:
 	mutex_unlock(&sess->lock);
-	return 0;
+	return ret;
 }
 
 void profil_session_off(struct profil_session *sess)
 {
-	profil_session_lock(sess);
+	mutex_lock(&sess->lock);
 	profil_session_stop_locked(sess, PROFIL_STOP_USER);
 	mutex_unlock(&sess->lock);
 }
@@ -327,15 +333,20 @@ void profil_session_off(struct profil_session *sess)
 /* Record why a session that never started is off (a failed inheritance). */
 void profil_session_failed(struct profil_session *sess, u32 why)
 {
-	profil_session_lock(sess);
+	mutex_lock(&sess->lock);
 	if (!profil_locked_arm(sess))
 		sess->stop_reason = why;
 	mutex_unlock(&sess->lock);
 }
 
+/*
+ * A fault noted before the call is settled first (by the work: the lock
+ * is only held to copy), so that STATS after a munmap() says how it ended.
+ */
 void profil_session_stats(struct profil_session *sess, struct profil_stats *st)
 {
-	profil_session_lock(sess);
+	flush_work(&sess->settle_work);
+	mutex_lock(&sess->lock);
 	st->state = profil_locked_arm(sess) ? PROFIL_STATE_ON :
 					      PROFIL_STATE_OFF;
 	st->stop_reason = sess->stop_reason;
@@ -349,8 +360,14 @@ void profil_session_stats(struct profil_session *sess, struct profil_stats *st)
 	st->armed = atomic64_read(&sess->cnt.armed);
 }
 
-/* Module exit: wait for every queued ->free_notifier. */
-void profil_sessions_drain(void)
+int profil_sessions_init(void)
+{
+	return rhashtable_init(&profil_sessions, &profil_sessions_params);
+}
+
+/* Module exit: every session is gone; wait for each ->free_notifier. */
+void profil_sessions_exit(void)
 {
 	mmu_notifier_synchronize();
+	rhashtable_destroy(&profil_sessions);
 }

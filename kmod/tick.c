@@ -27,7 +27,9 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/sched/task_stack.h>
+#include <linux/bsearch.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 
 #include "profil_internal.h"
 
@@ -67,7 +69,7 @@ static notrace void *profil_region_bin(const struct profil_kregion *r, u64 pc)
 	idx = mul_u64_u32_shr((pc - r->offset) >> 1, r->scale, 16);
 	if (idx >= r->nbins)
 		return NULL;
-	return r->bins + (idx << ((r->flags & PROFIL_REGION_U32) ? 2 : 1));
+	return r->bins + (idx << profil_bin_shift(r->flags));
 }
 
 /* Find the bin for @pc: the region with the highest offset that holds it. */
@@ -163,27 +165,51 @@ static struct perf_event *profil_event_create(struct profil_arm *arm,
 						arm);
 }
 
-/* Does @t carry one of @arm's events, as a root or inherited? */
-static bool profil_task_covered(struct profil_arm *arm, struct task_struct *t)
+static int profil_task_cmp(const void *a, const void *b)
 {
-	struct perf_event *ev, *child;
-	unsigned int i;
-	bool found = false;
+	const struct task_struct *ta = *(struct task_struct * const *)a;
+	const struct task_struct *tb = *(struct task_struct * const *)b;
 
-	for (i = 0; i < arm->nr_events && !found; i++) {
+	return ta == tb ? 0 : (ta < tb ? -1 : 1);
+}
+
+/*
+ * The tasks that carry one of @arm's events, as a root or inherited, sorted
+ * for bsearch(); pointers only, never dereferenced.
+ */
+static int profil_covered_tasks(struct profil_arm *arm,
+				struct task_struct ***covp)
+{
+	struct task_struct **cov = NULL;
+	struct perf_event *ev, *child;
+	unsigned int i, n = 0, max = 0;
+
+	for (i = 0; i < arm->nr_events; i++) {
 		ev = arm->events[i];
-		if (ev->hw.target == t)
-			return true;
+		mutex_lock(&ev->child_mutex);
+		max += 1 + list_count_nodes(&ev->child_list);
+		mutex_unlock(&ev->child_mutex);
+	}
+	if (max) {
+		/* Children inherited since the count are found next pass. */
+		cov = kvmalloc_array(max, sizeof(*cov), GFP_KERNEL);
+		if (!cov)
+			return -ENOMEM;
+	}
+	for (i = 0; i < arm->nr_events && n < max; i++) {
+		ev = arm->events[i];
+		cov[n++] = ev->hw.target;
 		mutex_lock(&ev->child_mutex);
 		list_for_each_entry(child, &ev->child_list, child_list) {
-			if (child->hw.target == t) {
-				found = true;
+			if (n == max)
 				break;
-			}
+			cov[n++] = child->hw.target;
 		}
 		mutex_unlock(&ev->child_mutex);
 	}
-	return found;
+	sort(cov, n, sizeof(*cov), profil_task_cmp, NULL);
+	*covp = cov;
+	return n;
 }
 
 /* Snapshot the live threads of current's thread group, referenced. */
@@ -242,14 +268,20 @@ static int profil_events_add(struct profil_arm *arm, struct task_struct *t)
 /* One pass over the threads; returns how many it attached, or -errno. */
 static int profil_events_pass(struct profil_arm *arm)
 {
-	struct task_struct **ts;
-	int i, n, added = 0, ret = 0;
+	struct task_struct **ts, **cov;
+	int i, n, nr_cov, added = 0, ret;
 
+	/*
+	 * Threads first: each is referenced, so no stale pointer among the
+	 * covered ones can equal a thread of the snapshot but itself.
+	 */
 	n = profil_threads_snapshot(&ts);
 	if (n < 0)
 		return n;
-	for (i = 0; i < n; i++) {
-		if (!ret && !profil_task_covered(arm, ts[i])) {
+	nr_cov = profil_covered_tasks(arm, &cov);
+	for (i = 0, ret = min(nr_cov, 0); i < n; i++) {
+		if (!ret && !bsearch(&ts[i], cov, nr_cov, sizeof(*cov),
+				     profil_task_cmp)) {
 			ret = profil_events_add(arm, ts[i]);
 			/* Exiting since the snapshot: nothing to sample. */
 			if (ret == -ESRCH)
@@ -260,6 +292,8 @@ static int profil_events_pass(struct profil_arm *arm)
 		put_task_struct(ts[i]);
 	}
 	kvfree(ts);
+	if (nr_cov >= 0)
+		kvfree(cov);
 	return ret ? ret : added;
 }
 
@@ -271,7 +305,8 @@ static int profil_events_pass(struct profil_arm *arm)
  * event; those created by a thread not yet covered are found by the next
  * pass, so passes repeat until one finds nothing to attach.
  *
- * Return: 0, or -errno with no event left behind.
+ * Return: 0, or -errno (-EINTR on a fatal signal) with no event left
+ * behind.
  */
 int profil_events_start(struct profil_arm *arm)
 {
@@ -279,6 +314,8 @@ int profil_events_start(struct profil_arm *arm)
 
 	do {
 		ret = profil_events_pass(arm);
+		if (ret > 0 && fatal_signal_pending(current))
+			ret = -EINTR;
 	} while (ret > 0);
 	if (ret < 0)
 		profil_events_stop(arm);
