@@ -82,7 +82,8 @@ struct profil_setup {
 /* struct profil_stats.stop_reason: why the last session ended */
 #define PROFIL_STOP_NONE	0 /* still running, or never armed */
 #define PROFIL_STOP_USER	1 /* PROFIL_IOC_OFF */
-#define PROFIL_STOP_REPLACED	2 /* re-armed by PROFIL_IOC_SETUP */
+#define PROFIL_STOP_REPLACED	2 /* never reported: a re-armed session */
+				  /* runs on, with PROFIL_STOP_NONE */
 #define PROFIL_STOP_FAULT	3 /* the buffer was unmapped or invalidated */
 #define PROFIL_STOP_FULL	4 /* pcsample buffer full */
 #define PROFIL_STOP_INHERIT	5 /* a forked child could not take over */
