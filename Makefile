@@ -33,6 +33,7 @@ LIB_HDRS	:= lib/profil-private.h lib/include/profil.h uapi/linux/profil.h
 
 TESTS		:= $(BUILD)/selftests/profil_test $(BUILD)/selftests/nomod_test \
 		   $(BUILD)/selftests/lifecycle_test $(BUILD)/selftests/exec_helper \
+		   $(BUILD)/selftests/pin_test \
 		   $(BUILD)/selftests/perfhold \
 		   $(BUILD)/selftests/runas $(BUILD)/selftests/probe_dynamic \
 		   $(BUILD)/selftests/probe_static $(BUILD)/selftests/probe_glibc

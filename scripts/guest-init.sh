@@ -30,6 +30,22 @@ else
 	echo "not ok - guest: insmod profil.ko"
 fi
 
+# Filesystems for the file-mapping tests, world-writable: an ext2 image
+# on a loop device (ext4.ko) at /mnt/ext, a ramfs at /mnt/ramfs.
+for m in $(cat /opt/profil/kmods/order 2>/dev/null); do
+	insmod "/opt/profil/kmods/$m.ko" || echo "# insmod $m failed"
+done
+mkdir -p /mnt/ext /mnt/ramfs
+mount -t ramfs ramfs /mnt/ramfs && chmod 1777 /mnt/ramfs
+dd if=/dev/zero of=/tmp/ext.img bs=1024 count=4096 2>/dev/null
+if mke2fs -q -F /tmp/ext.img && loop=$(losetup -f) &&
+   losetup "$loop" /tmp/ext.img && mount -t ext2 "$loop" /mnt/ext; then
+	chmod 1777 /mnt/ext
+else
+	echo "# no ext2 filesystem at /mnt/ext: its tests skip"
+	dmesg | tail -n 3
+fi
+
 if [ "$mode" = demo ]; then
 	echo "@@ demo begin"
 	/opt/profil/runas 65534 /opt/profil/hotspots
@@ -43,6 +59,10 @@ else
 	/opt/profil/lifecycle_test
 	echo "@@ run user lifecycle_test"
 	/opt/profil/runas 65534 /opt/profil/lifecycle_test
+	echo "@@ run root pin_test"
+	/opt/profil/pin_test
+	echo "@@ run user pin_test"
+	/opt/profil/runas 65534 /opt/profil/pin_test
 	if rmmod profil; then
 		echo "ok - guest: rmmod profil with no session left"
 	else

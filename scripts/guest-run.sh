@@ -8,9 +8,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 b=$top/build
 initrd=$b/initramfs-$kver.cpio.gz
 
-"$top/scripts/mkinitramfs.sh" "$initrd" "$b/kmod/$kver/kmod/profil.ko" \
+KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" "$b/kmod/$kver/kmod/profil.ko" \
 	"$top/lib/libprofil.so.0" "$b/selftests/profil_test" \
 	"$b/selftests/nomod_test" "$b/selftests/lifecycle_test" \
+	"$b/selftests/pin_test" \
 	"$b/selftests/exec_helper" "$b/selftests/perfhold" \
 	"$b/selftests/runas" "$b/demo/hotspots" \
 	"$b/selftests/probe_dynamic" "$b/selftests/probe_static" \

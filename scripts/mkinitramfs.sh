@@ -1,7 +1,9 @@
 #!/bin/sh
 # mkinitramfs.sh OUT KO FILE...: a busybox initramfs holding profil.ko as
 # /opt/profil/profil.ko, the given programs in /opt/profil, the shared
-# libraries they need, and scripts/guest-init.sh as /init.
+# libraries they need, and scripts/guest-init.sh as /init.  With KVER set,
+# also the modules the tests' filesystems need (scripts/guest-modules.sh)
+# in /opt/profil/kmods.
 set -eu
 out=$1 ko=$2
 shift 2
@@ -22,6 +24,7 @@ printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' \
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 cp "$ko" "$root/opt/profil/profil.ko"
 cp "$here/guest-init.sh" "$root/init"
+[ -z "${KVER:-}" ] || "$here/guest-modules.sh" "$KVER" "$root/opt/profil/kmods"
 chmod 755 "$root/init"
 
 for f in "$@"; do

@@ -210,8 +210,11 @@ static inline int module_loaded(void)
 		SKIP(return, "/dev/profil missing: profil.ko not loaded"); \
 } while (0)
 
-/* VmLck of the calling process, in kB, or -1. */
-static inline long vmlck_kb(void)
+/*
+ * VmPin of the calling process, in kB, or -1: the pages the module pinned
+ * for it (mm->pinned_vm), charged to the user's RLIMIT_MEMLOCK.
+ */
+static inline long vmpin_kb(void)
 {
 	char line[256];
 	long kb = -1;
@@ -220,7 +223,7 @@ static inline long vmlck_kb(void)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
 			break;
 	fclose(f);
 	return kb;

@@ -182,7 +182,7 @@ LIFE_TEST(fork_child_profiles_into_its_own_copy, 180)
 		r->v[11] = loop_bins(buf, spin_b);
 		r->v[12] = (int64_t)expected(cpu_asked(ns, SPIN), RATE);
 		r->v[14] = (int64_t)expected(ns, RATE);
-		r->v[13] = vmlck_kb();
+		r->v[13] = vmpin_kb();
 		report_stats(r, 0);
 		_exit(0);
 	}
@@ -432,7 +432,7 @@ TEST_F_TIMEOUT(inherit_fails, child_off_reason_inherit_parent_on, 120)
 	if (pid == 0) {
 		spin_cpu(spin_b, SPIN / 10);
 		report_stats(self->r, 0);
-		self->r->v[10] = vmlck_kb();
+		self->r->v[10] = vmpin_kb();
 		_exit(0);
 	}
 	ASSERT_EQ(0, wait_exit(pid));
@@ -691,7 +691,7 @@ FIXTURE_SETUP(fault)
 {
 	REQUIRE_MODULE();
 	self->pins0 = pins_held();
-	self->lck0 = vmlck_kb();
+	self->lck0 = vmpin_kb();
 	/* Two buffers' worth: the second page pair is mremap's target. */
 	self->buf = mmap(NULL, 2 * LEN, PROT_READ | PROT_WRITE, FRESH, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->buf);
@@ -786,7 +786,7 @@ TEST_F_TIMEOUT(fault, buffer_taken_away_ends_session_nothing_written, 180)
 	EXPECT_EQ(PROFIL_STATE_OFF, st.state);
 	EXPECT_EQ(PROFIL_STOP_FAULT, st.stop_reason);
 	EXPECT_PINS(self->pins0);
-	EXPECT_EQ(self->lck0, vmlck_kb());
+	EXPECT_EQ(self->lck0, vmpin_kb());
 
 	/* Nothing is counted anywhere from now on. */
 	spin_cpu(spin_a, SPIN / 3);
@@ -1029,7 +1029,7 @@ static int churn_one(int i)
 		munmap(buf, LEN);
 		st = get_stats();
 		if (st.state != PROFIL_STATE_OFF ||
-		    st.stop_reason != PROFIL_STOP_FAULT || vmlck_kb() != 0)
+		    st.stop_reason != PROFIL_STOP_FAULT || vmpin_kb() != 0)
 			return 14;
 		return 0;
 	case 4:		/* exit with threads still running */
@@ -1052,7 +1052,7 @@ static int churn_one(int i)
 			return 15;
 		break;
 	}
-	if (dev_ioctl(PROFIL_IOC_OFF, NULL) || vmlck_kb() != 0)
+	if (dev_ioctl(PROFIL_IOC_OFF, NULL) || vmpin_kb() != 0)
 		return 16;
 	return 0;
 }
@@ -1109,7 +1109,7 @@ LIFE_TEST(churn_hundreds_of_processes_leave_no_pin, 600)
 	EXPECT_EQ(CHURN_PROCS, reaped);
 	EXPECT_EQ(0, bad);
 	EXPECT_PINS(pins0);
-	EXPECT_EQ(0, vmlck_kb());
+	EXPECT_EQ(0, vmpin_kb());
 }
 
 TEST_HARNESS_MAIN

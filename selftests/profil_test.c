@@ -819,18 +819,18 @@ FIXTURE_TEARDOWN(memlock)
 	profil(NULL, 0, 0, 0);
 }
 
-TEST_F(memlock, buffer_charged_to_locked_vm_and_returned)
+TEST_F(memlock, buffer_charged_to_vmpin_and_returned)
 {
-	long before = vmlck_kb();
+	long before = vmpin_kb();
 
 	ASSERT_LE(0, before);
 	ASSERT_EQ(0, profil(self->buf, 16 * 4096, 0, 0x10000));
-	EXPECT_EQ(before + 64, vmlck_kb());
+	EXPECT_EQ(before + 64, vmpin_kb());
 	/* A replacement is charged for its own size only. */
 	ASSERT_EQ(0, profil(self->buf, 4 * 4096, 0, 0x10000));
-	EXPECT_EQ(before + 16, vmlck_kb());
+	EXPECT_EQ(before + 16, vmpin_kb());
 	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
-	EXPECT_EQ(before, vmlck_kb());
+	EXPECT_EQ(before, vmpin_kb());
 }
 
 TEST_F(memlock, past_rlimit_memlock_is_enomem)
@@ -843,10 +843,10 @@ TEST_F(memlock, past_rlimit_memlock_is_enomem)
 	EXPECT_EQ(-1, profil(self->buf, 16 * 4096, 0, 0x10000));
 	EXPECT_EQ(ENOMEM, errno);
 	EXPECT_EQ(PROFIL_STATE_OFF, get_stats().state);
-	EXPECT_EQ(0, vmlck_kb());
+	EXPECT_EQ(0, vmpin_kb());
 	/* Within the limit it works. */
 	EXPECT_EQ(0, profil(self->buf, 8 * 4096, 0, 0x10000));
-	EXPECT_EQ(32, vmlck_kb());
+	EXPECT_EQ(32, vmpin_kb());
 }
 
 /* ------------------------------------------------------------------- abi */
@@ -1067,6 +1067,61 @@ TEST(abi_grown_structs_with_zero_tails_accepted)
 	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, s));
 	EXPECT_NE(0, s->rate);
 	EXPECT_EQ(PROFIL_STATE_ON, get_stats().state);
+	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+}
+
+/*
+ * The numbers a later header gives grown structs reach the same requests:
+ * the size bits of the number are ignored, the struct's size is the
+ * version.
+ */
+struct setup_v1 {
+	struct profil_setup s;
+	__u64 extra;
+};
+
+struct stats_v1 {
+	struct profil_stats st;
+	__u64 extra[2];
+};
+
+TEST(abi_grown_struct_with_a_later_headers_number)
+{
+	struct profil_region r;
+	struct setup_v1 s1 = { 0 };
+	struct stats_v1 st1;
+	uint16_t bins[8];
+
+	REQUIRE_MODULE();
+	r = (struct profil_region){ .buf = (uintptr_t)bins, .bufsize = 16,
+				    .scale = 0x10000 };
+	s1.s = (struct profil_setup){ .size = sizeof(s1), .nr_regions = 1,
+				      .region_size = sizeof(r),
+				      .regions = (uintptr_t)&r };
+	EXPECT_EQ(0, dev_ioctl(_IOWR(PROFIL_IOC_MAGIC, 1, struct setup_v1),
+			       &s1));
+	EXPECT_NE(0, s1.s.rate);
+	s1.extra = 1;
+	EXPECT_EQ(-E2BIG, dev_ioctl(_IOWR(PROFIL_IOC_MAGIC, 1,
+					  struct setup_v1), &s1));
+
+	memset(&st1, 0xcc, sizeof(st1));
+	st1.st.size = sizeof(st1);
+	ASSERT_EQ(0, dev_ioctl(_IOWR(PROFIL_IOC_MAGIC, 3, struct stats_v1),
+			       &st1));
+	EXPECT_EQ(PROFIL_STATS_SIZE_VER0, st1.st.size);
+	EXPECT_EQ(PROFIL_STATE_ON, st1.st.state);
+	EXPECT_EQ(1, st1.st.armed);
+	EXPECT_EQ(0xccccccccccccccccULL, st1.extra[0]);
+	EXPECT_EQ(0xccccccccccccccccULL, st1.extra[1]);
+
+	/* The direction must still match, and the type. */
+	EXPECT_EQ(-ENOTTY, dev_ioctl(_IOR(PROFIL_IOC_MAGIC, 1,
+					  struct setup_v1), &s1));
+	EXPECT_EQ(-ENOTTY, dev_ioctl(_IOW(PROFIL_IOC_MAGIC, 3,
+					  struct stats_v1), &st1));
+	EXPECT_EQ(-ENOTTY, dev_ioctl(_IOWR(PROFIL_IOC_MAGIC + 1, 1,
+					   struct setup_v1), &s1));
 	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 }
 
