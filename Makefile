@@ -38,6 +38,7 @@ TESTS		:= $(BUILD)/selftests/profil_test $(BUILD)/selftests/nomod_test \
 		   $(BUILD)/selftests/runas $(BUILD)/selftests/probe_dynamic \
 		   $(BUILD)/selftests/probe_static $(BUILD)/selftests/probe_glibc
 DEMO		:= $(BUILD)/demo/hotspots
+BENCH		:= $(BUILD)/bench/forkcost
 
 .PHONY: all module lib selftests deps check demo lint checkpatch install clean
 
@@ -96,12 +97,12 @@ install: lib
 $(HARNESS_DIR)/kselftest_harness.h:
 	scripts/linux-source.sh $(BUILD)
 
-selftests: $(TESTS) $(DEMO)
+selftests: $(TESTS) $(DEMO) $(BENCH)
 
 # Programs relink when the library changes, not on every make.
 LIB_FILES	:= lib/libprofil.so lib/libprofil.a
 
-$(BUILD)/selftests $(BUILD)/demo:
+$(BUILD)/selftests $(BUILD)/demo $(BUILD)/bench:
 	mkdir -p $@
 
 $(BUILD)/selftests/%: selftests/%.c selftests/common.h $(HARNESS_DIR)/kselftest_harness.h $(LIB_FILES) | $(BUILD)/selftests
@@ -121,6 +122,9 @@ $(BUILD)/selftests/perfhold: selftests/perfhold.c | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -o $@ $<
 
 $(BUILD)/selftests/runas: selftests/runas.c | $(BUILD)/selftests
+	$(CC) $(CFLAGS) -Wall -o $@ $<
+
+$(BUILD)/bench/%: bench/%.c | $(BUILD)/bench
 	$(CC) $(CFLAGS) -Wall -o $@ $<
 
 $(DEMO): scripts/hotspots.c $(LIB_FILES) | $(BUILD)/demo

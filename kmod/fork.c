@@ -95,7 +95,7 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 	if ((arm->flags & PROFIL_F_NOINHERIT) || atomic_read(&arm->faulted))
 		goto out_put;
 
-	f = kmalloc(sizeof(*f), GFP_ATOMIC);
+	f = kmalloc(sizeof(*f), GFP_ATOMIC | __GFP_ACCOUNT);
 	if (!f)
 		goto out_put;
 	f->arm = arm;

@@ -252,7 +252,7 @@ static int profil_events_add(struct profil_arm *arm, struct task_struct *t)
 		struct perf_event **evs;
 
 		evs = krealloc_array(arm->events, max, sizeof(*evs),
-				     GFP_KERNEL);
+				     GFP_KERNEL_ACCOUNT);
 		if (!evs)
 			return -ENOMEM;
 		arm->events = evs;

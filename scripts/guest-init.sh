@@ -46,7 +46,14 @@ else
 	dmesg | tail -n 3
 fi
 
-if [ "$mode" = demo ]; then
+if [ "$mode" = forkcost ]; then
+	# The CPU time a fork costs its parent, module unloaded and loaded
+	# with no session, interleaved (bench/forkcost.c).
+	for round in 1 2 3 4 5; do
+		rmmod profil && echo "@@ forkcost unloaded $(/opt/profil/forkcost)"
+		insmod "$PROFIL_KO" && echo "@@ forkcost loaded $(/opt/profil/forkcost)"
+	done
+elif [ "$mode" = demo ]; then
 	echo "@@ demo begin"
 	/opt/profil/runas 65534 /opt/profil/hotspots
 	echo "@@ demo end"

@@ -13,7 +13,7 @@ KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" "$b/kmod/$kver/kmod/profil.ko
 	"$b/selftests/nomod_test" "$b/selftests/lifecycle_test" \
 	"$b/selftests/pin_test" \
 	"$b/selftests/exec_helper" "$b/selftests/perfhold" \
-	"$b/selftests/runas" "$b/demo/hotspots" \
+	"$b/selftests/runas" "$b/demo/hotspots" "$b/bench/forkcost" \
 	"$b/selftests/probe_dynamic" "$b/selftests/probe_static" \
 	"$b/selftests/probe_glibc"
 
