@@ -31,16 +31,20 @@ LIB_OBJS	:= $(LIB_SRCS:.c=.o)
 LIB_SOBJS	:= $(LIB_SRCS:.c=.os)
 LIB_HDRS	:= lib/profil-private.h lib/include/profil.h uapi/linux/profil.h
 
-TESTS		:= $(BUILD)/selftests/profil_test $(BUILD)/selftests/nomod_test \
-		   $(BUILD)/selftests/lifecycle_test $(BUILD)/selftests/exec_helper \
-		   $(BUILD)/selftests/pin_test \
-		   $(BUILD)/selftests/perfhold \
-		   $(BUILD)/selftests/runas $(BUILD)/selftests/probe_dynamic \
-		   $(BUILD)/selftests/probe_static $(BUILD)/selftests/probe_glibc
+# The guest's programs, in one place: kselftest programs run as root and as
+# uid 65534 with the module loaded, then without it, and their helpers.
+GUEST_TESTS	:= profil_test lifecycle_test pin_test
+GUEST_NOMOD_TESTS := nomod_test
+GUEST_HELPERS	:= exec_helper perfhold runas probe_dynamic probe_static \
+		   probe_glibc
+export GUEST_TESTS GUEST_NOMOD_TESTS GUEST_HELPERS
+TESTS		:= $(addprefix $(BUILD)/selftests/,$(GUEST_TESTS) \
+		   $(GUEST_NOMOD_TESTS) $(GUEST_HELPERS))
 DEMO		:= $(BUILD)/demo/hotspots
 BENCH		:= $(BUILD)/bench/forkcost
 
-.PHONY: all module lib selftests deps check demo lint checkpatch install clean
+.PHONY: all module lib selftests deps check check-harness demo lint \
+	checkpatch install clean
 
 PREFIX		?= /usr/local
 LIBDIR		?= $(PREFIX)/lib
@@ -137,6 +141,10 @@ deps:
 check: deps
 	$(MAKE) lib selftests
 	scripts/check.sh
+
+# The harness checked on canned guest logs, on the host (check.sh runs it).
+check-harness: $(HARNESS_DIR)/kselftest_harness.h
+	scripts/check-harness.sh
 
 demo: deps
 	$(MAKE) lib selftests

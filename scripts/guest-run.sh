@@ -1,38 +1,57 @@
 #!/bin/sh
 # guest-run.sh KVER MODE LOG: boot Debian's kernel KVER under QEMU (TCG:
 # KVM aborts on these hosts) with an initramfs holding profil.ko built for
-# it, the library and the selftests; the console goes to LOG.
+# it, the library, the selftests named in $GUEST_TESTS, $GUEST_NOMOD_TESTS
+# and $GUEST_HELPERS (the Makefile's lists), the demo and the benchmarks;
+# the console goes to LOG, which starts empty.  Exits non-zero when the
+# initramfs cannot be made, or QEMU fails or times out ($GUEST_TIMEOUT
+# seconds, default 600; killed 10 s later if it does not stop).
 set -eu
 kver=$1 mode=$2 log=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
 b=$top/build
 initrd=$b/initramfs-$kver.cpio.gz
+limit=${GUEST_TIMEOUT:-600}
 
-KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" "$b/kmod/$kver/kmod/profil.ko" \
-	"$top/lib/libprofil.so.0" "$b/selftests/profil_test" \
-	"$b/selftests/nomod_test" "$b/selftests/lifecycle_test" \
-	"$b/selftests/pin_test" \
-	"$b/selftests/exec_helper" "$b/selftests/perfhold" \
-	"$b/selftests/runas" "$b/demo/hotspots" "$b/bench/forkcost" \
-	"$b/selftests/probe_dynamic" "$b/selftests/probe_static" \
-	"$b/selftests/probe_glibc"
+rm -f "$log" "$log".boot*
+lists=$(mktemp -d)
+trap 'rm -rf "$lists"' EXIT
+echo ${GUEST_TESTS-} > "$lists/tests"
+echo ${GUEST_NOMOD_TESTS-} > "$lists/nomod-tests"
+files=
+for t in ${GUEST_TESTS-} ${GUEST_NOMOD_TESTS-} ${GUEST_HELPERS-}; do
+	files="$files $b/selftests/$t"
+done
+# shellcheck disable=SC2086
+KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" \
+	"$b/kmod/$kver/kmod/profil.ko" "$top/lib/libprofil.so.0" \
+	"$lists/tests" "$lists/nomod-tests" "$b/demo/hotspots" \
+	"$b/bench/forkcost" $files
 
-# boot: one guest run, console to LOG with the CRs dropped.
+# boot: one guest run, console to LOG with the CRs dropped; QEMU's status.
 boot() {
-	timeout --foreground 900 qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
-		-m 1024 -nographic -no-reboot -monitor none -serial stdio \
-		-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
+	rc=0
+	timeout -k 10 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
+		-m 1024 -nodefaults -nic none -display none -serial stdio \
+		-no-reboot -kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
 		-append "console=ttyS0 quiet panic=-1 oops=panic profil.mode=$mode" \
-		< /dev/null > "$log" 2>&1 || true
+		< /dev/null > "$log" 2>&1 || rc=$?
 	tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"
+	return "$rc"
 }
 
 # A kernel that dies before /init says a word (TCG's SMP text patching
 # now and then trips an int3 at boot on a loaded host) has run nothing of
 # ours: boot it again, at most twice, and keep the failed log.
 for try in 1 2 3; do
-	boot
-	grep -q '@@ guest ' "$log" && break
+	rc=0
+	boot || rc=$?
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "   (guest $kver timed out after $limit s; see $log)"
+		exit "$rc"
+	fi
+	grep -q '@@ guest ' "$log" && exit "$rc"
 	cp "$log" "$log.boot$try"
 	echo "   (guest $kver died while booting, before /init; see $log.boot$try)"
 done
+exit 1
