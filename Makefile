@@ -35,8 +35,8 @@ LIB_HDRS	:= lib/profil-private.h lib/include/profil.h uapi/linux/profil.h
 # uid 65534 with the module loaded, then without it, and their helpers.
 GUEST_TESTS	:= profil_test lifecycle_test pin_test
 GUEST_NOMOD_TESTS := nomod_test
-GUEST_HELPERS	:= exec_helper perfhold runas probe_dynamic probe_static \
-		   probe_glibc
+GUEST_HELPERS	:= exec_helper perfhold runas pinsheld probe_dynamic \
+		   probe_static probe_glibc
 export GUEST_TESTS GUEST_NOMOD_TESTS GUEST_HELPERS
 TESTS		:= $(addprefix $(BUILD)/selftests/,$(GUEST_TESTS) \
 		   $(GUEST_NOMOD_TESTS) $(GUEST_HELPERS))
@@ -126,6 +126,9 @@ $(BUILD)/selftests/perfhold: selftests/perfhold.c | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -o $@ $<
 
 $(BUILD)/selftests/runas: selftests/runas.c | $(BUILD)/selftests
+	$(CC) $(CFLAGS) -Wall -o $@ $<
+
+$(BUILD)/selftests/pinsheld: selftests/pinsheld.c | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -o $@ $<
 
 $(BUILD)/bench/%: bench/%.c | $(BUILD)/bench

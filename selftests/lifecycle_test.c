@@ -25,13 +25,6 @@ extern char **environ;
 #define LEN	(2 * PAGE)		/* 16-bit bins from spin_a - SPIN_PAD */
 #define FRESH	(MAP_PRIVATE | MAP_ANONYMOUS)
 
-/* No pin left over since @pins0 was read (when that can be known). */
-#define EXPECT_PINS(pins0) do {						\
-	long long __p0 = (pins0);					\
-									\
-	if (__p0 >= 0)							\
-		EXPECT_EQ(__p0, pins_held());				\
-} while (0)
 
 /* The plain tests: TEST() has a fixed 30 s timeout, too short for TCG. */
 FIXTURE(life) {
@@ -311,9 +304,11 @@ LIFE_TEST(fork_then_cow_next_to_the_buffer_keeps_session, 120)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
+		close(p[1]);	/* EOF if the test process fails first */
 		(void)!read(p[0], &c, 1);	/* keep the pages shared */
 		_exit(0);
 	}
+	close(p[0]);
 	/* Every byte of the mapping that is not the buffer, pinned pages too. */
 	for (i = 0; i < 6 * (int)PAGE; i++)
 		if (area + i < (char *)buf || area + i >= (char *)buf + LEN)
@@ -449,6 +444,75 @@ TEST_F_TIMEOUT(inherit_fails, child_off_reason_inherit_parent_on, 120)
 	EXPECT_PINS(self->pins0);
 }
 
+/*
+ * profil_inherit() applies to sessions armed afterwards: a running session
+ * keeps what it was armed with, until profil() arms again.
+ */
+LIFE_TEST(profil_inherit_leaves_a_running_session_alone, 120)
+{
+	uint16_t *buf = map_buf(NULL, FRESH);
+	struct report *r = report_page();
+	pid_t pid;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(1, profil_inherit(1));
+	ASSERT_EQ(0, profil(buf, LEN, text_off(), 0x10000));
+	ASSERT_EQ(1, profil_inherit(0));
+	for (int round = 0; round < 2; round++) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			r->v[round] = get_stats().state;
+			_exit(0);
+		}
+		ASSERT_EQ(0, wait_exit(pid));
+		/* Armed again: now the setting applies. */
+		ASSERT_EQ(0, profil(buf, LEN, text_off(), 0x10000));
+	}
+	profil_inherit(1);
+	EXPECT_EQ(PROFIL_STATE_ON, r->v[0]);
+	EXPECT_EQ(PROFIL_STATE_OFF, r->v[1]);
+}
+
+static int clone_vm_child(void *arg)
+{
+	struct report *r = arg;
+
+	r->v[0] = get_stats().state;
+	spin_cpu(spin_b, SPIN / 10);
+	return 0;
+}
+
+/*
+ * clone(CLONE_VM) without CLONE_THREAD or CLONE_VFORK (profil(4), CAVEATS):
+ * the child shares the address space and its one session, which samples
+ * only the threads of the process that armed it; the child's exit leaves
+ * the session running.
+ */
+LIFE_TEST(clone_vm_child_shares_the_session_and_is_not_sampled, 120)
+{
+	uint16_t *buf = map_buf(NULL, FRESH);
+	struct report *r = report_page();
+	size_t stack_len = 256 * 1024;
+	char *stack = mmap(NULL, stack_len, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	pid_t pid;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, r);
+	ASSERT_NE(MAP_FAILED, stack);
+	ASSERT_EQ(0, arm_buf(buf));
+	pid = clone(clone_vm_child, stack + stack_len, CLONE_VM | SIGCHLD, r);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, wait_exit(pid));
+	EXPECT_EQ(PROFIL_STATE_ON, r->v[0]);
+	EXPECT_EQ(0, loop_bins(buf, spin_b));
+	EXPECT_EQ(PROFIL_STATE_ON, get_stats().state);
+	expect_counting(_metadata, buf);
+	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+}
+
 /* ----------------------------------------------------- vfork, spawn, system */
 
 FIXTURE(shared_mm) {
@@ -575,14 +639,30 @@ LIFE_TEST(vfork_child_cannot_arm_or_stop_the_parent, 120)
 
 static char exec_helper[4200];
 
+/* The memfd behind the buffer of the exec tests, kept open across exec. */
+static int exec_memfd = -1;
+
+/* A buffer in a memfd that exec_helper can still read after the exec. */
+static uint16_t *exec_buf(void)
+{
+	void *p;
+
+	exec_memfd = memfd_create("profil-exec", 0);
+	if (exec_memfd < 0 || ftruncate(exec_memfd, LEN))
+		return NULL;
+	p = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, exec_memfd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 /* Exec exec_helper (exec_helper.c, next to this program) on @buf's address. */
 static void exec_the_helper(uint16_t *buf, long long pins0)
 {
-	char at[32], pins[32];
+	char at[32], pins[32], fd[16];
 
 	snprintf(at, sizeof(at), "%#lx", (unsigned long)buf);
 	snprintf(pins, sizeof(pins), "%lld", pins0);
-	execl(exec_helper, exec_helper, at, pins, (char *)NULL);
+	snprintf(fd, sizeof(fd), "%d", exec_memfd);
+	execl(exec_helper, exec_helper, at, pins, fd, (char *)NULL);
 	_exit(127);
 }
 
@@ -631,7 +711,7 @@ FIXTURE_TEARDOWN(exec)
 {
 }
 
-TEST_F_TIMEOUT(exec, new_image_runs_and_old_address_never_counted, 180)
+TEST_F_TIMEOUT(exec, new_image_runs_and_old_buffer_never_written_after_exec, 180)
 {
 	pthread_t t;
 	uint16_t *buf;
@@ -641,7 +721,7 @@ TEST_F_TIMEOUT(exec, new_image_runs_and_old_address_never_counted, 180)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		buf = map_buf(NULL, FRESH);
+		buf = exec_buf();
 		if (!buf || arm_buf(buf) || !spin_cpu(spin_a, SPIN / 10) ||
 		    !loop_bins(buf, spin_a))
 			_exit(2);
@@ -902,12 +982,14 @@ LIFE_TEST(sigkill_mid_sample_releases_everything, 120)
 		uint16_t *buf = map_buf(NULL, FRESH);
 		volatile int never = 0;
 
+		close(p[0]);
 		if (!buf || arm_one(buf, LEN, text_off(), 0x10000, 10000))
 			_exit(2);
 		(void)!write(p[1], "x", 1);
 		spin_a(&never);
 		_exit(3);
 	}
+	close(p[1]);	/* a child that fails to arm gives EOF at once */
 	ASSERT_EQ(1, read(p[0], &c, 1));
 	/* Let it run 50 ms of its CPU time, sampled at 10 kHz. */
 	ASSERT_EQ(0, clock_getcpuclockid(pid, &clk));
@@ -940,18 +1022,25 @@ LIFE_TEST(rmmod_refused_while_several_processes_profile_then_clean, 180)
 	if (pid == 0) {
 		/* A process group of four sessions: one armed, three forked. */
 		setpgid(0, 0);
+		close(p[0]);
 		buf = map_buf(NULL, FRESH);
 		if (!buf || arm_buf(buf))
 			_exit(2);
 		fork();
 		fork();
-		if (get_stats().state == PROFIL_STATE_ON)
-			(void)!write(p[1], "x", 1);
+		/* Each of the four says whether it has a session: no wait. */
+		(void)!write(p[1], get_stats().state == PROFIL_STATE_ON ?
+			     "x" : "n", 1);
 		for (;;)
 			pause();
 	}
-	for (i = 0; i < 4; i++)
-		ASSERT_EQ(1, read(p[0], c, 1));
+	close(p[1]);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(1, read(p[0], c, 1)) {
+			kill(-pid, SIGKILL);
+		}
+		EXPECT_EQ('x', c[0]);
+	}
 	errno = 0;
 	EXPECT_EQ(-1, syscall(SYS_delete_module, "profil", O_NONBLOCK));
 	EXPECT_EQ(EWOULDBLOCK, errno);

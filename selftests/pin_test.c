@@ -51,9 +51,11 @@ FIXTURE_SETUP(pin)
 FIXTURE_TEARDOWN(pin)
 {
 	dev_ioctl(PROFIL_IOC_OFF, NULL);
-	/* Whatever became of perfmon_only_refuses_unprivileged_setups. */
-	if (geteuid() == 0)
+	/* Whatever became of the tests that change the parameters. */
+	if (geteuid() == 0) {
 		set_param("perfmon_only", "0");
+		set_param("max_rate", "10000");
+	}
 }
 
 #define PIN_TEST(name) TEST_F_TIMEOUT(pin, name, 180)
@@ -599,6 +601,30 @@ PIN_TEST(perfmon_only_refuses_unprivileged_setups)
 	EXPECT_EQ(PROFIL_STATE_OFF, r[1]);
 	EXPECT_EQ(0, r[2]);
 	EXPECT_EQ(0, r[3]);
+}
+
+/* ------------------------------------------------------------ max_rate */
+
+PIN_TEST(max_rate_parameter_bounds_the_rate_up_to_100_khz)
+{
+	uint16_t bins[4];
+	struct profil_region r = {
+		.buf = (uintptr_t)bins, .bufsize = sizeof(bins), .scale = 2,
+	};
+
+	REQUIRE_MODULE();
+	if (geteuid() != 0)
+		SKIP(return, "needs root to set the module parameter");
+	ASSERT_EQ(0, set_param("max_rate", "2000"));
+	EXPECT_EQ(-EINVAL, arm_regions(&r, 1, 2001));
+	EXPECT_EQ(0, arm_regions(&r, 1, 2000));
+	/* Above it, the module's own cap: 10 us of CPU a sample. */
+	ASSERT_EQ(0, set_param("max_rate", "1000000"));
+	EXPECT_EQ(-EINVAL, arm_regions(&r, 1, 100001));
+	EXPECT_EQ(0, arm_regions(&r, 1, 100000));
+	EXPECT_EQ(100000, get_stats().rate);
+	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+	ASSERT_EQ(0, set_param("max_rate", "10000"));
 }
 
 TEST_HARNESS_MAIN

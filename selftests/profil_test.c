@@ -207,6 +207,83 @@ TEST_F_TIMEOUT(bins, u32_bin_saturates_at_0xffffffff, 120)
 	EXPECT_EQ(0x12345678U, b[1]);
 }
 
+static void *spin_a_thread(void *ns)
+{
+	spin_cpu(spin_a, *(uint64_t *)ns);
+	return NULL;
+}
+
+/*
+ * A 32-bit bin counts past 0xffff from 0: two threads at 10 kHz put 72,000
+ * samples into one bin (spin_a's whole loop, scale 0x1000 = 32 bytes of
+ * text a bin), and the bin is the kernel's count, not 0xffff.
+ */
+TEST_F_TIMEOUT(bins, u32_bin_counts_past_0xffff_from_0, 180)
+{
+	uint64_t ns = 3600 * 1000000ULL;
+	uint32_t *b = (uint32_t *)self->buf;
+	struct profil_region r = {
+		.buf = (uintptr_t)b, .bufsize = 8, .offset = pc_a(),
+		.scale = 0x1000, .flags = PROFIL_REGION_U32,
+	};
+	struct profil_stats st0, st1;
+	pthread_t t[2];
+
+	st0 = get_stats();
+	ASSERT_EQ(0, arm_regions(&r, 1, 10000));
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, spin_a_thread, &ns));
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	st1 = get_stats();
+	TH_LOG("bin 0: %u, samples %llu", b[0],
+	       (unsigned long long)(st1.samples - st0.samples));
+	EXPECT_LT(0xffffU + 1000, b[0]);
+	EXPECT_EQ(st1.samples - st0.samples, b[0] + (uint64_t)b[1]);
+	EXPECT_EQ(0, st1.saturated - st0.saturated);
+}
+
+/*
+ * 32-bit bins are 4 bytes apart: spin16's loops, 64 bytes of text apart,
+ * land in u32 bins 32 * i .. 32 * i + 2 (scale 0x10000: one bin per 2
+ * bytes of text), for i = 1..15, and no sample lands anywhere else.
+ */
+TEST_F_TIMEOUT(bins, u32_bins_1_to_n_four_bytes_apart, 180)
+{
+	uint32_t *b = (uint32_t *)self->buf;
+	uintptr_t off = (uintptr_t)spin16;
+	struct profil_region r = {
+		.buf = (uintptr_t)b, .bufsize = 16 * SPIN16_STRIDE / 2 * 4,
+		.offset = off, .scale = 0x10000, .flags = PROFIL_REGION_U32,
+	};
+	uint64_t sum = 0, in_loops = 0, n;
+	struct profil_stats st0, st1;
+	size_t i, j;
+
+	ASSERT_LE(r.bufsize, self->len);
+	st0 = get_stats();
+	ASSERT_EQ(0, arm_regions(&r, 1, RATE));
+	for (i = 1; i < 16; i++)
+		spin_cpu(spin16_fn(i), SPIN / 15);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	st1 = get_stats();
+	for (i = 1; i < 16; i++) {
+		n = 0;
+		for (j = 0; j < 3; j++)
+			n += b[i * SPIN16_STRIDE / 2 + j];
+		EXPECT_LT(0, n) {
+			TH_LOG("loop %zu: no sample in u32 bins %zu..%zu", i,
+			       i * SPIN16_STRIDE / 2, i * SPIN16_STRIDE / 2 + 2);
+		}
+		in_loops += n;
+	}
+	for (i = 0; i < r.bufsize / 4; i++)
+		sum += b[i];
+	EXPECT_EQ(st1.samples - st0.samples, sum);
+	EXPECT_EQ(sum, in_loops);
+}
+
 TEST_F_TIMEOUT(bins, far_pc_does_not_alias_into_bin_0, 120)
 {
 	struct profil_stats st0 = get_stats(), st1;
@@ -1257,12 +1334,14 @@ TEST(module_rmmod_refused_while_session_lives_then_clean)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
+		close(p[0]);
 		if (profil(bins, sizeof(bins), 0, 0x10000))
 			_exit(1);
 		(void)!write(p[1], "x", 1);
 		for (;;)
 			pause();
 	}
+	close(p[1]);	/* a child that fails to arm gives EOF at once */
 	ASSERT_EQ(1, read(p[0], &c, 1));
 	errno = 0;
 	EXPECT_EQ(-1, syscall(SYS_delete_module, "profil", O_NONBLOCK));
