@@ -17,8 +17,8 @@ BUILD		:= build
 CC		?= gcc
 CFLAGS		?= -O2 -g
 WARN		:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-LIB_CFLAGS	:= $(CFLAGS) $(WARN) -std=gnu11 -fvisibility=hidden \
-		   -Iuapi -Ilib -Ilib/include
+LIB_CPPFLAGS	:= -Iuapi -Ilib -Ilib/include $(CPPFLAGS)
+LIB_CFLAGS	:= $(CFLAGS) $(WARN) -std=gnu11 -fvisibility=hidden
 HARNESS_DIR	:= $(BUILD)/kselftest
 # glibc's <unistd.h> marks profil()'s buffer nonnull; the tests pass NULL
 # on purpose, as the contract allows.
@@ -27,13 +27,15 @@ TEST_CFLAGS	:= $(CFLAGS) -Wall -Wno-nonnull -std=gnu11 -Iuapi -Ilib/include \
 
 KMOD_SRCS	:= $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
 LIB_SRCS	:= lib/dev.c lib/profil.c
+# Sources with a GLIBC_2.2.5 alias (.symver), which -flto would lose.
+NO_LTO_SRCS	:= lib/profil.c
 LIB_OBJS	:= $(LIB_SRCS:.c=.o)
 LIB_SOBJS	:= $(LIB_SRCS:.c=.os)
 LIB_HDRS	:= lib/profil-private.h lib/include/profil.h uapi/linux/profil.h
 
 # The guest's programs, in one place: kselftest programs run as root and as
 # uid 65534 with the module loaded, then without it, and their helpers.
-GUEST_TESTS	:= profil_test lifecycle_test pin_test
+GUEST_TESTS	:= profil_test lifecycle_test pin_test lib_test
 GUEST_NOMOD_TESTS := nomod_test
 GUEST_HELPERS	:= exec_helper perfhold runas pinsheld probe_dynamic \
 		   probe_static probe_glibc
@@ -61,14 +63,20 @@ lib: lib/libprofil.so.$(SOVERSION) lib/libprofil.so lib/libprofil.a \
      lib/libprofil.pc
 
 lib/%.o: lib/%.c $(LIB_HDRS)
-	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+	$(CC) $(LIB_CPPFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 
 lib/%.os: lib/%.c $(LIB_HDRS)
-	$(CC) $(LIB_CFLAGS) -fPIC -DPROFIL_SHARED -c -o $@ $<
+	$(CC) $(LIB_CPPFLAGS) $(LIB_CFLAGS) $(if $(filter $<,$(NO_LTO_SRCS)),-fno-lto) \
+		-fPIC -DPROFIL_SHARED -c -o $@ $<
 
-lib/libprofil.so.$(SOVERSION): $(LIB_SOBJS) lib/libprofil.map
-	$(CC) -shared -o $@ $(LIB_SOBJS) -Wl,-soname,libprofil.so.$(SOVERSION) \
-		-Wl,--version-script=lib/libprofil.map -Wl,-z,defs
+# The symbol map, with the GLIBC_2.2.5 node only where the aliases are.
+lib/libprofil.ver: lib/libprofil.map
+	$(CC) $(CPPFLAGS) -E -P -x c -o $@ $<
+
+lib/libprofil.so.$(SOVERSION): $(LIB_SOBJS) lib/libprofil.ver
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(LIB_SOBJS) \
+		-Wl,-soname,libprofil.so.$(SOVERSION) \
+		-Wl,--version-script=lib/libprofil.ver -Wl,-z,defs
 
 lib/libprofil.so: lib/libprofil.so.$(SOVERSION)
 	ln -sf libprofil.so.$(SOVERSION) $@
@@ -163,6 +171,6 @@ lint: checkpatch
 	mandoc -Tlint -W warning man/*.[0-9]
 
 clean:
-	rm -rf $(BUILD) lib/*.o lib/*.os lib/*.so* lib/*.a lib/*.pc
+	rm -rf $(BUILD) lib/*.o lib/*.os lib/*.so* lib/*.a lib/*.pc lib/*.ver
 	rm -f kmod/*.o kmod/*.ko kmod/*.mod* kmod/.*.cmd kmod/modules.order \
 	      .*.cmd *.symvers modules.order kmod/Module.symvers

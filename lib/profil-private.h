@@ -14,6 +14,12 @@
  * library only; libprofil.a has plain, unversioned symbols.
  */
 #if defined(PROFIL_SHARED) && defined(__x86_64__)
+/*
+ * Top-level .symver does not survive link-time optimisation (the alias
+ * silently disappears), and GCC's symver attribute cannot give fn its
+ * default version at the same time: files that use this are compiled with
+ * -fno-lto (Makefile: NO_LTO_SRCS), whatever CFLAGS say.
+ */
 #define PROFIL_GLIBC_ALIAS(fn)						\
 	extern __typeof__(fn) __profil_glibc_##fn			\
 		__attribute__((alias(#fn), visibility("default")));	\
@@ -23,7 +29,14 @@
 #define PROFIL_GLIBC_ALIAS(fn) extern int __profil_no_alias_##fn
 #endif
 
-/* One ioctl on a fresh /dev/profil fd; -1 and errno on failure. */
+/*
+ * One ioctl on /dev/profil, through the fd kept since the first successful
+ * setup or a fresh one; -1 and errno on failure, ENOSYS when the device is
+ * missing (dev.c).
+ */
 int __profil_dev_ioctl(unsigned long cmd, void *arg);
+
+/* With PROFIL_DEBUG set at startup: one line on stderr, the device missing. */
+void __profil_hint(void);
 
 #endif /* _PROFIL_PRIVATE_H */

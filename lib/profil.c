@@ -52,7 +52,11 @@ int profil(unsigned short *buf, size_t bufsiz, size_t offset,
 	};
 
 	if (!buf || scale < 2) {
-		/* Off: with no module loaded nothing runs, so that is done. */
+		/*
+		 * Off, through the fd the session was armed with if this
+		 * process armed it; with no module loaded nothing runs, so
+		 * that is done.
+		 */
 		if (__profil_dev_ioctl(PROFIL_IOC_OFF, NULL) && errno != ENOSYS)
 			return -1;
 		return 0;
@@ -61,7 +65,12 @@ int profil(unsigned short *buf, size_t bufsiz, size_t offset,
 		errno = EINVAL;
 		return -1;
 	}
-	return __profil_dev_ioctl(PROFIL_IOC_SETUP, &s);
+	if (__profil_dev_ioctl(PROFIL_IOC_SETUP, &s)) {
+		if (errno == ENOSYS)
+			__profil_hint();
+		return -1;
+	}
+	return 0;
 }
 
 /* glibc's profil@GLIBC_2.2.5, for LD_PRELOAD (see libprofil.map). */

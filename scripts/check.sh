@@ -40,9 +40,10 @@ gate "lint: checkpatch --strict on kmod/ and uapi/" "$b/checkpatch.log" \
 	-f $srcs "$top/uapi/linux/profil.h"
 gate "lint: mandoc -Tlint on man/" "$b/mandoc.log" \
 	mandoc -Tlint -W warning "$top"/man/*.[0-9]
-gate "abi: profil.h leaves the buffer nullable" "$b/nonnull.log" sh -c \
-	"printf '#include <profil.h>\nint f(void) { return profil(0, 0, 0, 0); }\n' |
-	 cc -Werror -Wnonnull -fsyntax-only -I'$top/lib/include' -x c -"
+gate "abi: <profil.h> keeps profil(NULL, ...) nullable in C and C++, <unistd.h> before or after" \
+	"$b/nonnull.log" "$top/scripts/lib-gates.sh" header
+gate "abi: an -flto build of libprofil exports the same symbols (GLIBC_2.2.5 alias kept)" \
+	"$b/lto.log" "$top/scripts/lib-gates.sh" lto
 gate "abi: the uapi header stands alone in C and C++" "$b/uapi.log" sh -c \
 	"echo '#include <linux/profil.h>' | cc -Werror -Wall -fsyntax-only -I'$top/uapi' -x c - &&
 	 echo '#include <linux/profil.h>' | c++ -Werror -Wall -fsyntax-only -I'$top/uapi' -x c++ -"

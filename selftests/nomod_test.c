@@ -4,6 +4,8 @@
  * still succeeds, and the hint goes to stderr only with PROFIL_DEBUG set.
  */
 #define _GNU_SOURCE
+#include <sys/wait.h>
+
 #include "common.h"
 #include "kselftest_harness.h"
 
@@ -57,16 +59,80 @@ TEST_F(nomod, profil_is_enosys_and_silent)
 	EXPECT_STREQ("", self->msg);
 }
 
-TEST_F(nomod, profil_debug_prints_one_line_hint)
+/*
+ * libprofil reads PROFIL_DEBUG once, when it is loaded (getenv() is not
+ * async-signal-safe): the child runs this program again with it set, and
+ * the constructor below makes one call and prints what it wrote to stderr.
+ */
+__attribute__((constructor))
+static void nomod_child(void)
 {
+	const char *what = getenv("NOMOD_CHILD");
+	char msg[256];
 	int ret, err;
 
-	setenv("PROFIL_DEBUG", "1", 1);
-	ASSERT_EQ(0, profil_stderr(self->msg, sizeof(self->msg), &ret, &err));
-	EXPECT_EQ(-1, ret);
-	EXPECT_EQ(ENOSYS, err);
+	if (!what)
+		return;
+	if (!strcmp(what, "off")) {
+		static uint16_t bins[16];
+		int p[2];
+
+		if (pipe(p) || dup2(p[1], STDERR_FILENO) < 0)
+			_exit(2);
+		ret = profil(NULL, 0, 0, 0) || profil(bins, 32, 0, 1);
+		fflush(stderr);
+		close(STDERR_FILENO);
+		close(p[1]);
+		msg[0] = 0;
+		err = read(p[0], msg, sizeof(msg) - 1);
+		_exit(ret ? 3 : err > 0 ? 4 : 0);
+	}
+	if (profil_stderr(msg, sizeof(msg), &ret, &err) || ret != -1 ||
+	    err != ENOSYS)
+		_exit(2);
+	fputs(msg, stdout);
+	_exit(0);
+}
+
+/* Run this program with PROFIL_DEBUG=1 and NOMOD_CHILD=@what; its output. */
+static int run_child(const char *what, char *out, size_t len)
+{
+	int p[2], status;
+	ssize_t n = 0, r;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], STDOUT_FILENO);
+		close(p[0]);
+		setenv("PROFIL_DEBUG", "1", 1);
+		setenv("NOMOD_CHILD", what, 1);
+		execl("/proc/self/exe", "nomod_test", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	while (len > 1 && (r = read(p[0], out + n, len - 1 - n)) > 0)
+		n += r;
+	out[n] = 0;
+	close(p[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST_F(nomod, profil_debug_prints_one_line_hint)
+{
+	ASSERT_EQ(0, run_child("hint", self->msg, sizeof(self->msg)));
 	EXPECT_NE(NULL, strstr(self->msg, "/dev/profil"));
 	EXPECT_EQ(strlen(self->msg) - 1, strcspn(self->msg, "\n"));
+}
+
+/* Turning off succeeds without the module, and says nothing even then. */
+TEST_F(nomod, profil_debug_silent_when_turning_off)
+{
+	EXPECT_EQ(0, run_child("off", self->msg, sizeof(self->msg)));
 }
 
 TEST_F(nomod, profil_off_succeeds)

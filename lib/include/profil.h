@@ -3,22 +3,31 @@
  * libprofil: profil(2) for Linux, from the kernel (profil.ko) instead of a
  * SIGPROF handler.
  *
- * Unlike glibc's <unistd.h>, this prototype does not mark the buffer
- * nonnull: profil(NULL, 0, 0, 0) is the documented way to turn profiling
- * off, and a NULL check compiled against a nonnull prototype is deleted by
- * the optimiser.
+ * profil(NULL, 0, 0, 0) is the documented way to turn profiling off, but
+ * glibc's <unistd.h> declares profil() with its buffer nonnull, and GCC
+ * merges that attribute into every other declaration of the function,
+ * whichever comes first: -Wnonnull rejects the call, and a NULL check
+ * around it may be deleted by the optimiser.  So this header includes
+ * <unistd.h> first and sends calls written profil(...) to
+ * __profil_nullable(), the same function (the same symbol, "profil") under
+ * a declaration with no nonnull.  That holds in C and C++, with <unistd.h>
+ * included before or after this header.  Only calls are redirected: the
+ * name profil alone (its address) is glibc's declaration.
  */
 #ifndef _PROFIL_H
 #define _PROFIL_H
 
 #include <stddef.h>
+#include <unistd.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-int profil(unsigned short *buf, size_t bufsiz, size_t offset,
-	   unsigned int scale);
+int __profil_nullable(unsigned short *buf, size_t bufsiz, size_t offset,
+		      unsigned int scale) __asm__("profil");
+#define profil(buf, bufsiz, offset, scale) \
+	__profil_nullable(buf, bufsiz, offset, scale)
 
 /*
  * Whether a child made by fork() goes on profiling into its copy of the

@@ -1,0 +1,41 @@
+#!/bin/sh
+# lib-gates.sh header|lto: host checks of libprofil's promises (check.sh).
+#  header  <profil.h> leaves profil()'s buffer nullable in C and C++, with
+#          <unistd.h> included before or after it: profil(0, 0, 0, 0)
+#          compiles with -Wall -Werror, and a NULL test after the call
+#          survives -O2 (run against the built library, no module needed).
+#  lto     a build with CFLAGS=-flto exports exactly what a plain one does,
+#          the GLIBC_2.2.5 alias included.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+case $1 in
+header)
+	for order in "" -DUNISTD_AFTER; do
+		cc -O2 -Wall -Wextra -Werror -Wnonnull $order -I"$top/lib/include" \
+			-o "$tmp/c" "$top/scripts/lib-gates/null_check.c" \
+			-L"$top/lib" -lprofil
+		LD_LIBRARY_PATH=$top/lib "$tmp/c"
+		c++ -O2 -Wall -Wextra -Werror $order -I"$top/lib/include" -x c++ \
+			-o "$tmp/cxx" "$top/scripts/lib-gates/null_check.c" \
+			-L"$top/lib" -lprofil
+		LD_LIBRARY_PATH=$top/lib "$tmp/cxx"
+		echo "ok ${order:-unistd.h first}"
+	done
+	;;
+lto)
+	cp -r "$top/Makefile" "$top/lib" "$top/uapi" "$tmp/"
+	make -s -C "$tmp" clean > /dev/null
+	make -s -C "$tmp" lib CFLAGS="-O2 -g -flto"
+	syms() { nm -D --defined-only "$1" | awk '{ print $3 }' | LC_ALL=C sort; }
+	syms "$top/lib/libprofil.so.0" > "$tmp/plain"
+	syms "$tmp/lib/libprofil.so.0" > "$tmp/lto"
+	diff -u "$tmp/plain" "$tmp/lto"
+	;;
+*)
+	echo "usage: $0 header|lto" >&2
+	exit 2
+	;;
+esac
