@@ -13,6 +13,8 @@ SOVERSION	:= 0
 KVER_RUNNING	:= $(shell uname -r)
 KDIR		?= $(firstword $(wildcard /lib/modules/$(KVER_RUNNING)/build) \
 		     $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1))
+NO_KDIR		:= no kernel headers found: install linux-headers-amd64 \
+		   (or make deps), or set KDIR=/lib/modules/VERSION/build
 BUILD		:= build
 CC		?= gcc
 CFLAGS		?= -O2 -g
@@ -20,9 +22,7 @@ WARN		:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 LIB_CPPFLAGS	:= -Iuapi -Ilib -Ilib/include $(CPPFLAGS)
 LIB_CFLAGS	:= $(CFLAGS) $(WARN) -std=gnu11 -fvisibility=hidden
 HARNESS_DIR	:= $(BUILD)/kselftest
-# glibc's <unistd.h> marks profil()'s buffer nonnull; the tests pass NULL
-# on purpose, as the contract allows.
-TEST_CFLAGS	:= $(CFLAGS) -Wall -Wno-nonnull -std=gnu11 -Iuapi -Ilib/include \
+TEST_CFLAGS	:= $(CFLAGS) -Wall -std=gnu11 -Iuapi -Ilib/include \
 		   -I$(HARNESS_DIR) -pthread
 
 KMOD_SRCS	:= $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
@@ -56,6 +56,7 @@ MANDIR		?= $(PREFIX)/share/man
 all: module lib selftests
 
 module:
+	$(if $(KDIR),,$(error $(NO_KDIR)))
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
 # --- libprofil ---------------------------------------------------------
@@ -85,23 +86,27 @@ lib/libprofil.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJS)
 
-lib/libprofil.pc: lib/libprofil.pc.in
-	sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(LIBDIR)|' \
-	    -e 's|@includedir@|$(INCLUDEDIR)|' -e 's|@version@|$(VERSION)|' \
-	    $< > $@
+# PC_SUBST: the .pc for the PREFIX, LIBDIR and INCLUDEDIR given now.
+PC_SUBST	= sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(LIBDIR)|' \
+		      -e 's|@includedir@|$(INCLUDEDIR)|' -e 's|@version@|$(VERSION)|'
 
-# The library, its headers (the uapi one too), pkg-config file, man pages.
+lib/libprofil.pc: lib/libprofil.pc.in
+	$(PC_SUBST) $< > $@
+
+# The library, its headers (the uapi one too), pkg-config file (written for
+# the PREFIX/LIBDIR/INCLUDEDIR of this call), man pages.
 install: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \
-		$(DESTDIR)$(MANDIR)/man2 $(DESTDIR)$(MANDIR)/man4 \
-		$(DESTDIR)$(MANDIR)/man7
+		$(DESTDIR)$(MANDIR)/man2 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(MANDIR)/man4 $(DESTDIR)$(MANDIR)/man7
 	install -m 755 lib/libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libprofil.so
 	install -m 644 lib/libprofil.a $(DESTDIR)$(LIBDIR)/
-	install -m 644 lib/libprofil.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(PC_SUBST) lib/libprofil.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libprofil.pc
 	install -m 644 lib/include/profil.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 uapi/linux/profil.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 644 man/profil.2 $(DESTDIR)$(MANDIR)/man2/
+	ln -sf ../man2/profil.2 $(DESTDIR)$(MANDIR)/man3/profil_inherit.3
 	install -m 644 man/profil.4 $(DESTDIR)$(MANDIR)/man4/
 	install -m 644 man/libprofil.7 $(DESTDIR)$(MANDIR)/man7/
 

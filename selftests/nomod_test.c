@@ -91,6 +91,7 @@ static void nomod_child(void)
 	    err != ENOSYS)
 		_exit(2);
 	fputs(msg, stdout);
+	fflush(stdout);
 	_exit(0);
 }
 
