@@ -46,6 +46,14 @@ else
 	dmesg | tail -n 3
 fi
 
+# Swap, on a loop device over tmpfs, so that reclaim (MADV_PAGEOUT in
+# pin_test) has somewhere to put anonymous and shmem pages.
+dd if=/dev/zero of=/tmp/swap.img bs=1M count=32 2>/dev/null
+if ! { swap=$(losetup -f) && losetup "$swap" /tmp/swap.img &&
+       mkswap "$swap" > /dev/null && swapon "$swap"; }; then
+	echo "# no swap: reclaim tests run without it"
+fi
+
 if [ "$mode" = forkcost ]; then
 	# The CPU time a fork costs its parent, module unloaded and loaded
 	# with no session, interleaved (bench/forkcost.c).
