@@ -1,6 +1,7 @@
 #!/bin/sh
 # build-kmod.sh KVER: profil.ko for KVER in build/kmod/KVER with W=1;
-# prints the compiler's warnings, fails on any.
+# prints the compiler's warnings, fails on any.  KDIR overrides the kernel
+# build tree (/lib/modules/KVER/build).
 set -eu
 kver=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -8,7 +9,7 @@ out=$top/build/kmod/$kver
 rm -rf "$out"
 mkdir -p "$out"
 cp -r "$top/Kbuild" "$top/kmod" "$top/uapi" "$out/"
-make -s -C "/lib/modules/$kver/build" M="$out" W=1 modules > "$out/build.log" 2>&1 ||
+make -s -C "${KDIR:-/lib/modules/$kver/build}" M="$out" W=1 modules > "$out/build.log" 2>&1 ||
 	{ cat "$out/build.log"; exit 1; }
 if grep -E 'warning:|error:' "$out/build.log"; then
 	exit 1

@@ -33,7 +33,7 @@ BEGIN {
 /^@@ dmesg begin/ { indmesg = 1; dmesg_begin = 1; next }
 /^@@ dmesg end/ { indmesg = 0; dmesg_end = 1; next }
 indmesg {
-	if ($0 ~ /BUG:|WARNING:|Oops|lockdep|possible circular|general protection|Call Trace|refcount_t:/) {
+	if ($0 ~ /BUG:|WARNING:|Oops|lockdep|possible circular|general protection|Call Trace|refcount_t:|UBSAN:|unreferenced object|suspected memory leak|suspicious RCU/) {
 		if (nbad++ < 20)
 			bad = bad "\n   | " $0
 	}

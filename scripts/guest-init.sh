@@ -7,6 +7,7 @@ export PATH=/bin:/sbin PROFIL_KO=/opt/profil/profil.ko
 export LD_LIBRARY_PATH=/opt/profil
 mount -t proc proc /proc
 mount -t sysfs sys /sys
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 chmod 1777 /tmp
@@ -103,6 +104,15 @@ if [ "$acq" = "$rel" ]; then
 	echo "ok - guest: pins balanced (acquired $acq, released $rel)"
 else
 	echo "not ok - guest: pins balanced (acquired $acq, released $rel)"
+fi
+# A kernel with kmemleak (make check-debug): scan now, report into dmesg.
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 6
+	echo scan > /sys/kernel/debug/kmemleak
+	head -n 60 /sys/kernel/debug/kmemleak | while read -r line; do
+		echo "profil-check: $line" > /dev/kmsg
+	done
 fi
 echo "@@ dmesg begin"
 dmesg

@@ -6,12 +6,15 @@
 # the console goes to LOG, which starts empty.  Exits non-zero when the
 # initramfs cannot be made, or QEMU fails or times out ($GUEST_TIMEOUT
 # seconds, default 600; killed 10 s later if it does not stop).
+# GUEST_KERNEL names another kernel image than /boot/vmlinuz-KVER (the
+# debug kernel of make check-debug).
 set -eu
 kver=$1 mode=$2 log=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
 b=$top/build
 initrd=$b/initramfs-$kver.cpio.gz
 limit=${GUEST_TIMEOUT:-600}
+kernel=${GUEST_KERNEL:-/boot/vmlinuz-$kver}
 
 rm -f "$log" "$log".boot*
 lists=$(mktemp -d)
@@ -32,8 +35,8 @@ KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" \
 boot() {
 	rc=0
 	timeout -k 10 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
-		-m 1024 -nodefaults -nic none -display none -serial stdio \
-		-no-reboot -kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
+		-m "${GUEST_MEM:-1024}" -nodefaults -nic none -display none -serial stdio \
+		-no-reboot -kernel "$kernel" -initrd "$initrd" \
 		-append "console=ttyS0 quiet panic=-1 oops=panic profil.mode=$mode" \
 		< /dev/null > "$log" 2>&1 || rc=$?
 	tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"

@@ -177,14 +177,19 @@ static void expect_refused(struct __test_metadata *_metadata, void *fbuf)
 	EXPECT_EQ(0, vmpin_kb());
 }
 
+/* Map a file of @dir shared, if @dir is a mount of @type or @alt. */
+#define MAP_FILE_ON(dir, type, alt, flags) ({				\
+	if (!mounted(dir, type) && !mounted(dir, alt))			\
+		SKIP(return, "no %s filesystem at %s", type, dir);	\
+	map_file(dir, LEN, flags);					\
+})
+
 PIN_TEST(shared_mapping_of_an_ext2_file_is_efault)
 {
 	void *fbuf;
 
 	REQUIRE_MODULE();
-	if (!mounted("/mnt/ext", "ext2") && !mounted("/mnt/ext", "ext4"))
-		SKIP(return, "no ext2/ext4 filesystem at /mnt/ext");
-	fbuf = map_file("/mnt/ext", LEN, MAP_SHARED);
+	fbuf = MAP_FILE_ON("/mnt/ext", "ext2", "ext4", MAP_SHARED);
 	ASSERT_NE(NULL, fbuf);
 	expect_refused(_metadata, fbuf);
 }
@@ -194,9 +199,7 @@ PIN_TEST(shared_mapping_of_a_ramfs_file_is_efault)
 	void *fbuf;
 
 	REQUIRE_MODULE();
-	if (!mounted("/mnt/ramfs", "ramfs"))
-		SKIP(return, "no ramfs at /mnt/ramfs");
-	fbuf = map_file("/mnt/ramfs", LEN, MAP_SHARED);
+	fbuf = MAP_FILE_ON("/mnt/ramfs", "ramfs", "ramfs", MAP_SHARED);
 	ASSERT_NE(NULL, fbuf);
 	expect_refused(_metadata, fbuf);
 }
@@ -207,9 +210,7 @@ PIN_TEST(private_mapping_of_an_ext2_file_counts)
 	uint16_t *buf;
 
 	REQUIRE_MODULE();
-	if (!mounted("/mnt/ext", "ext2") && !mounted("/mnt/ext", "ext4"))
-		SKIP(return, "no ext2/ext4 filesystem at /mnt/ext");
-	buf = map_file("/mnt/ext", LEN, MAP_PRIVATE);
+	buf = MAP_FILE_ON("/mnt/ext", "ext2", "ext4", MAP_PRIVATE);
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, arm_buf(buf));
 	spin_cpu(spin_a, SPIN / 10);
@@ -376,18 +377,27 @@ PIN_TEST(overlapping_regions_are_charged_once)
 
 /* ---------------------------------------------------------------- fork */
 
+/* A buffer mapped with @flags, armed, and a report page for a child. */
+static int64_t *armed_with_report(struct __test_metadata *_metadata,
+				  int flags, uint16_t **bufp)
+{
+	int64_t *r = report_page();
+
+	REQUIRE_MODULE();
+	*bufp = map_anon(LEN, flags);
+	ASSERT_NE(NULL, *bufp);
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, arm_buf(*bufp));
+	return r;
+}
+
 /* A MAP_SHARED buffer is the same pages in both: one histogram. */
 PIN_TEST(map_shared_buffer_counted_by_parent_and_child)
 {
-	uint16_t *buf = map_anon(LEN, MAP_SHARED);
-	int64_t *r = report_page();
+	uint16_t *buf;
+	int64_t *r = armed_with_report(_metadata, MAP_SHARED, &buf);
 	struct profil_stats st;
 	pid_t pid;
-
-	REQUIRE_MODULE();
-	ASSERT_NE(NULL, buf);
-	ASSERT_NE(NULL, r);
-	ASSERT_EQ(0, arm_buf(buf));
 
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -418,15 +428,10 @@ PIN_TEST(map_shared_buffer_counted_by_parent_and_child)
  */
 PIN_TEST(clone_vfork_without_vm_is_an_ordinary_child)
 {
-	uint16_t *buf = map_anon(LEN, MAP_PRIVATE);
-	int64_t *r = report_page();
+	uint16_t *buf;
+	int64_t *r = armed_with_report(_metadata, MAP_PRIVATE, &buf);
 	struct profil_stats st;
 	long pid;
-
-	REQUIRE_MODULE();
-	ASSERT_NE(NULL, buf);
-	ASSERT_NE(NULL, r);
-	ASSERT_EQ(0, arm_buf(buf));
 
 	pid = syscall(SYS_clone, CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
 	ASSERT_LE(0, pid);

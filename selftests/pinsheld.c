@@ -7,27 +7,7 @@
  * uid 65534 check the pin balance through it (pins_held() in common.h).
  * It takes no input and prints one number.
  */
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-
-static long long vmstat(const char *key)
-{
-	char name[64];
-	long long v, found = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %lld", name, &v) == 2)
-		if (!strcmp(name, key)) {
-			found = v;
-			break;
-		}
-	fclose(f);
-	return found;
-}
+#include "common.h"
 
 int main(void)
 {
@@ -37,8 +17,8 @@ int main(void)
 	if (fd < 0 || write(fd, "1", 1) != 1)
 		return 1;
 	close(fd);
-	acq = vmstat("nr_foll_pin_acquired");
-	rel = vmstat("nr_foll_pin_released");
+	acq = vmstat_get("nr_foll_pin_acquired");
+	rel = vmstat_get("nr_foll_pin_released");
 	if (acq < 0 || rel < 0)
 		return 1;
 	printf("%lld\n", acq - rel);
