@@ -13,12 +13,16 @@ for log in "$dir"/*.log; do
 	runs=$(sed -n 's/^#! runs //p' "$log")
 	want=$(sed -n 's/^#! expect //p' "$log")
 	# shellcheck disable=SC2086
-	got=$("$top/scripts/count-tap.sh" "$log" $runs | tail -n 1)
-	if [ "$got" = "$want" ]; then
+	out=$("$top/scripts/count-tap.sh" "$log" $runs)
+	rc=$?
+	got=$(echo "$out" | tail -n 1)
+	# The exit status says whether anything failed: 0 exactly when F is 0.
+	case "$want" in *" 0 "*) wrc=0 ;; *) wrc=1 ;; esac
+	if [ "$got" = "$want" ] && [ "$rc" -eq "$wrc" ]; then
 		echo "ok - $(basename "$log" .log): $got"
 	else
-		echo "not ok - $(basename "$log" .log): counted '$got', expected '$want'"
-		"$top/scripts/count-tap.sh" "$log" $runs | sed 's/^/   | /'
+		echo "not ok - $(basename "$log" .log): counted '$got' (exit $rc), expected '$want' (exit $wrc)"
+		echo "$out" | sed 's/^/   | /'
 		bad=$((bad + 1))
 	fi
 	# Whatever else, a log with a failure must say so in its count.
@@ -27,7 +31,8 @@ done
 
 # A missing log counts everything owed as failed, and still ends in numbers.
 got=$("$top/scripts/count-tap.sh" /nonexistent root:a_test | tail -n 1)
-if [ "$got" = "0 6 0" ]; then
+rc=$("$top/scripts/count-tap.sh" /nonexistent root:a_test > /dev/null; echo $?)
+if [ "$got" = "0 6 0" ] && [ "$rc" -eq 1 ]; then
 	echo "ok - no log: $got"
 else
 	echo "not ok - no log: counted '$got', expected '0 6 0'"

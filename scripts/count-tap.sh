@@ -14,6 +14,7 @@
 #  - a dmesg that was never printed, or one with BUG/WARNING/oops lines;
 #  - a guest that never said it was done.
 # A missing or empty LOG is all of these, and still ends in three numbers.
+# Exits 1 when it counted a failure, 0 otherwise.
 set -u
 log=$1
 shift
@@ -96,4 +97,5 @@ END {
 	if (!done)
 		fail("guest: never said it was done")
 	printf "%d %d %d\n", p, f, s
+	exit f > 0
 }' "$log"

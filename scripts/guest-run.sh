@@ -5,7 +5,8 @@
 # and $GUEST_HELPERS (the Makefile's lists), the demo and the benchmarks;
 # the console goes to LOG, which starts empty.  Exits non-zero when the
 # initramfs cannot be made, or QEMU fails or times out ($GUEST_TIMEOUT
-# seconds, default 600; killed 10 s later if it does not stop).
+# seconds, default 600, for all boots together; killed 10 s later if it
+# does not stop).
 # GUEST_KERNEL names another kernel image than /boot/vmlinuz-KVER (the
 # debug kernel of make check-debug).
 set -eu
@@ -14,6 +15,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 b=$top/build
 initrd=$b/initramfs-$kver.cpio.gz
 limit=${GUEST_TIMEOUT:-600}
+end=$(( $(date +%s) + limit ))
 kernel=${GUEST_KERNEL:-/boot/vmlinuz-$kver}
 
 rm -f "$log" "$log".boot*
@@ -34,7 +36,9 @@ KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" \
 # boot: one guest run, console to LOG with the CRs dropped; QEMU's status.
 boot() {
 	rc=0
-	timeout -k 10 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
+	left=$(( end - $(date +%s) ))
+	[ "$left" -gt 0 ] || return 124
+	timeout -k 10 "$left" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
 		-m "${GUEST_MEM:-1024}" -nodefaults -nic none -display none -serial stdio \
 		-no-reboot -kernel "$kernel" -initrd "$initrd" \
 		-append "console=ttyS0 quiet panic=-1 oops=panic profil.mode=$mode" \
