@@ -26,12 +26,16 @@ TEST_CFLAGS	:= $(CFLAGS) -Wall -std=gnu11 -Iuapi -Ilib/include \
 		   -I$(HARNESS_DIR) -pthread
 
 KMOD_SRCS	:= $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
-LIB_SRCS	:= lib/dev.c lib/profil.c
+LIB_SRCS	:= lib/dev.c lib/profil.c lib/gmon.c
+LIB_ASRCS	:= lib/mcount.S
 # Sources with a GLIBC_2.2.5 alias (.symver), which -flto would lose.
-NO_LTO_SRCS	:= lib/profil.c
-LIB_OBJS	:= $(LIB_SRCS:.c=.o)
-LIB_SOBJS	:= $(LIB_SRCS:.c=.os)
-LIB_HDRS	:= lib/profil-private.h lib/include/profil.h uapi/linux/profil.h
+NO_LTO_SRCS	:= lib/profil.c lib/gmon.c
+# mcount's C side must leave the vector registers (arguments) alone.
+GENREGS_SRCS	:= lib/gmon.c
+LIB_OBJS	:= $(LIB_SRCS:.c=.o) $(LIB_ASRCS:.S=.o)
+LIB_SOBJS	:= $(LIB_SRCS:.c=.os) $(LIB_ASRCS:.S=.os)
+LIB_HDRS	:= lib/profil-private.h lib/include/profil.h lib/include/mon.h \
+		   uapi/linux/profil.h
 
 # The guest's programs, in one place: kselftest programs run as root and as
 # uid 65534 with the module loaded, then without it, and their helpers.
@@ -63,12 +67,21 @@ module:
 lib: lib/libprofil.so.$(SOVERSION) lib/libprofil.so lib/libprofil.a \
      lib/libprofil.pc
 
+LIB_FILE_CFLAGS	= $(if $(filter $<,$(GENREGS_SRCS)),-mgeneral-regs-only)
+
 lib/%.o: lib/%.c $(LIB_HDRS)
-	$(CC) $(LIB_CPPFLAGS) $(LIB_CFLAGS) -c -o $@ $<
+	$(CC) $(LIB_CPPFLAGS) $(LIB_CFLAGS) $(LIB_FILE_CFLAGS) -c -o $@ $<
 
 lib/%.os: lib/%.c $(LIB_HDRS)
-	$(CC) $(LIB_CPPFLAGS) $(LIB_CFLAGS) $(if $(filter $<,$(NO_LTO_SRCS)),-fno-lto) \
+	$(CC) $(LIB_CPPFLAGS) $(LIB_CFLAGS) $(LIB_FILE_CFLAGS) \
+		$(if $(filter $<,$(NO_LTO_SRCS)),-fno-lto) \
 		-fPIC -DPROFIL_SHARED -c -o $@ $<
+
+lib/%.o: lib/%.S
+	$(CC) $(CPPFLAGS) -c -o $@ $<
+
+lib/%.os: lib/%.S
+	$(CC) $(CPPFLAGS) -fPIC -DPROFIL_SHARED -c -o $@ $<
 
 # The symbol map, with the GLIBC_2.2.5 node only where the aliases are.
 lib/libprofil.ver: lib/libprofil.map
@@ -103,7 +116,7 @@ install: lib
 	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libprofil.so
 	install -m 644 lib/libprofil.a $(DESTDIR)$(LIBDIR)/
 	$(PC_SUBST) lib/libprofil.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libprofil.pc
-	install -m 644 lib/include/profil.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 lib/include/profil.h lib/include/mon.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 uapi/linux/profil.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 644 man/profil.2 $(DESTDIR)$(MANDIR)/man2/
 	ln -sf ../man2/profil.2 $(DESTDIR)$(MANDIR)/man3/profil_inherit.3

@@ -55,7 +55,10 @@ struct profil_arm *profil_arm_alloc(u32 nr_regions)
 	return arm;
 }
 
-/* A new, unpinned arm with @src's configuration (inheritance at fork). */
+/*
+ * A new, unpinned arm with @src's configuration, for inheritance at fork:
+ * called in the child, whose output it becomes.
+ */
 struct profil_arm *profil_arm_clone(const struct profil_arm *src)
 {
 	struct profil_arm *arm = profil_arm_alloc(src->nr_all);
@@ -78,13 +81,19 @@ struct profil_arm *profil_arm_clone(const struct profil_arm *src)
 	}
 	if (src->overflow)
 		arm->overflow = &arm->regions[src->overflow - src->regions];
+	if (profil_output_clone(arm, src)) {
+		profil_arm_put(arm);
+		return NULL;
+	}
 	return arm;
 }
 
 void profil_arm_put(struct profil_arm *arm)
 {
-	if (refcount_dec_and_test(&arm->ref))
-		kvfree_rcu(arm, rcu);
+	if (!refcount_dec_and_test(&arm->ref))
+		return;
+	profil_output_free(arm->out);
+	kvfree_rcu(arm, rcu);
 }
 
 /**

@@ -39,8 +39,8 @@ MODULE_PARM_DESC(perfmon_only, "only callers with CAP_PERFMON may arm a session 
 #define PROFIL_RATE_CAP		100000
 
 /* Read a user struct whose first __u32 is its size (uapi rules). */
-static int profil_copy_in(void *dst, size_t ksize, size_t min_size,
-			  const void __user *src)
+int profil_copy_in(void *dst, size_t ksize, size_t min_size,
+		   const void __user *src)
 {
 	u32 usize;
 
@@ -194,7 +194,8 @@ static long profil_ioc_setup(void __user *uarg)
 	if (put_user(rate, &((struct profil_setup __user *)uarg)->rate))
 		return -EFAULT;
 
-	arm = profil_arm_alloc(ks.nr_regions);
+	/* The image of a profile file is one more region, the last. */
+	arm = profil_arm_alloc(ks.nr_regions + !!ks.output);
 	if (!arm)
 		return -ENOMEM;
 	arm->flags = ks.flags;
@@ -203,6 +204,12 @@ static long profil_ioc_setup(void __user *uarg)
 	ret = profil_regions_copy(arm, &ks);
 	if (ret)
 		goto err_free;
+	if (ks.output) {
+		ret = profil_output_setup(arm, &arm->regions[ks.nr_regions],
+					  u64_to_user_ptr(ks.output));
+		if (ret)
+			goto err_free;
+	}
 
 	sess = profil_session_get(current->mm);
 	if (IS_ERR(sess)) {
@@ -296,11 +303,19 @@ static void profil_check_abi(void)
 	BUILD_BUG_ON(offsetof(struct profil_region, offset) != 16);
 	BUILD_BUG_ON(offsetof(struct profil_region, scale) != 24);
 	BUILD_BUG_ON(offsetof(struct profil_region, flags) != 28);
-	BUILD_BUG_ON(sizeof(struct profil_setup) != PROFIL_SETUP_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct profil_setup) != PROFIL_SETUP_SIZE_VER1);
+	BUILD_BUG_ON(offsetof(struct profil_setup, output) !=
+		     PROFIL_SETUP_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct profil_output) != PROFIL_OUTPUT_SIZE_VER0);
+	BUILD_BUG_ON(offsetof(struct profil_output, image) != 16);
+	BUILD_BUG_ON(offsetof(struct profil_output, child_name) != 64);
+	BUILD_BUG_ON(sizeof(struct profil_output_ctl) != 16);
 	BUILD_BUG_ON(offsetof(struct profil_setup, rate) != 12);
 	BUILD_BUG_ON(offsetof(struct profil_setup, region_size) != 20);
 	BUILD_BUG_ON(offsetof(struct profil_setup, regions) != 24);
-	BUILD_BUG_ON(sizeof(struct profil_stats) != PROFIL_STATS_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct profil_stats) != PROFIL_STATS_SIZE_VER1);
+	BUILD_BUG_ON(offsetof(struct profil_stats, paused) !=
+		     PROFIL_STATS_SIZE_VER0);
 	BUILD_BUG_ON(offsetof(struct profil_stats, period_ns) != 16);
 	BUILD_BUG_ON(offsetof(struct profil_stats, armed) != 56);
 }
@@ -313,9 +328,12 @@ static int __init profil_init(void)
 	ret = profil_sessions_init();
 	if (ret)
 		return ret;
-	ret = profil_fork_init();
+	ret = profil_output_init();
 	if (ret)
 		goto err_sessions;
+	ret = profil_fork_init();
+	if (ret)
+		goto err_output;
 	ret = misc_register(&profil_misc);
 	if (ret)
 		goto err_fork;
@@ -323,6 +341,8 @@ static int __init profil_init(void)
 
 err_fork:
 	profil_fork_exit();
+err_output:
+	profil_output_exit();
 err_sessions:
 	profil_sessions_exit();
 	return ret;
@@ -333,6 +353,7 @@ static void __exit profil_exit(void)
 	misc_deregister(&profil_misc);
 	profil_fork_exit();
 	profil_sessions_exit();
+	profil_output_exit();
 }
 
 module_init(profil_init);

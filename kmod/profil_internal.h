@@ -26,7 +26,11 @@
  *                         each; freed after an RCU grace period.
  *
  *  struct profil_kregion  one pinned, vmapped histogram region of an arm,
- *                         with the interval notifier that watches its pages.
+ *                         with the interval notifier that watches its pages;
+ *                         or the image of its profile file (output.c).
+ *
+ *  struct profil_koutput  an arm's profile file: directory, credentials,
+ *                         name and the image's layout.  Owned by the arm.
  *
  * Locking, outermost first:
  *
@@ -86,6 +90,19 @@ struct profil_kregion {
 	bool mni_on;		/* @mni inserted */
 };
 
+/* An arm's profile file (output.c); immutable once set up. */
+struct profil_koutput {
+	struct file *dir;		/* the directory, referenced */
+	const struct cred *cred;	/* the file is created as this */
+	umode_t umask;			/* and with this umask */
+	u32 rec_size;			/* the image's layout: */
+	u64 head_size;			/*   struct profil_output */
+	u64 nr_recs_max;
+	u64 ctl_offset;
+	char *name;			/* this process's file */
+	char *child_name;		/* template for forked children */
+};
+
 struct profil_session;
 
 struct profil_arm {
@@ -114,10 +131,14 @@ struct profil_arm {
 	unsigned long fault_gp;
 
 	struct profil_kregion *overflow; /* PROFIL_REGION_OVERFLOW or NULL */
+	struct profil_koutput *out;	/* the profile file, or NULL */
+	struct profil_kregion *image;	/* with @out: its image, never */
+					/* counted into */
 	u32 nr_regions;			/* in @regions, overflow excluded */
-	u32 nr_all;			/* in @regions, overflow included */
+	u32 nr_all;			/* in @regions, all included */
 	struct profil_kregion regions[];  /* by offset, highest first, */
-					  /* then the overflow region */
+					  /* then the overflow region, */
+					  /* then the image */
 };
 
 struct profil_region_iter {
@@ -142,6 +163,13 @@ profil_region_iter_next(struct profil_region_iter *it)
 	for (struct profil_region_iter __it = profil_region_iter(arm);	\
 	     ((r) = profil_region_iter_next(&__it));)
 
+/* The control block in @arm's pinned image (it has an output). */
+static inline const struct profil_output_ctl *
+profil_output_ctl(const struct profil_arm *arm)
+{
+	return arm->image->bins + arm->out->ctl_offset;
+}
+
 /* log2 of the size of a bin with these PROFIL_REGION_* flags. */
 static inline unsigned int profil_bin_shift(u32 flags)
 {
@@ -155,6 +183,8 @@ struct profil_counters {
 	atomic64_t saturated;
 	atomic64_t missed;
 	atomic64_t armed;
+	atomic64_t paused;
+	atomic64_t written;
 };
 
 struct profil_session {
@@ -171,6 +201,7 @@ struct profil_session {
 	u32 stop_reason;		/* PROFIL_STOP_* of the last stop */
 	u32 rate;			/* rate of the running or last arm */
 	u64 period_ns;			/* period of the running or last arm */
+	int write_error;		/* of the last profile file, or 0 */
 	bool hashed;			/* in the hash, with a notifier and a */
 					/* module reference of its own */
 };
@@ -208,6 +239,15 @@ bool profil_regions_unchanged(struct profil_arm *arm);
 unsigned long profil_region_start(const struct profil_kregion *r);
 unsigned long profil_region_pages(const struct profil_kregion *r);
 
+/* output.c: profile files */
+int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
+			const void __user *uptr);
+int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src);
+int profil_output_write(struct profil_arm *arm);
+void profil_output_free(struct profil_koutput *out);
+int profil_output_init(void);
+void profil_output_exit(void);
+
 /* tick.c: the sampling events */
 int profil_events_start(struct profil_arm *arm);
 void profil_events_stop(struct profil_arm *arm);
@@ -218,5 +258,7 @@ void profil_fork_exit(void);
 
 /* main.c */
 extern unsigned int profil_max_rate;
+int profil_copy_in(void *dst, size_t ksize, size_t min_size,
+		   const void __user *src);
 
 #endif /* _PROFIL_INTERNAL_H */

@@ -88,6 +88,18 @@ static struct profil_arm *profil_locked_arm(struct profil_session *sess)
 					 lockdep_is_held(&sess->lock));
 }
 
+/* The arm has ended: write its profile file while it is still pinned. */
+static void profil_session_write_locked(struct profil_session *sess,
+					struct profil_arm *arm)
+{
+	int ret = profil_output_write(arm);
+
+	lockdep_assert_held(&sess->lock);
+	sess->write_error = ret;
+	if (!ret)
+		atomic64_inc(&sess->cnt.written);
+}
+
 static void profil_session_stop_locked(struct profil_session *sess, u32 why)
 {
 	struct profil_arm *arm = profil_locked_arm(sess);
@@ -99,6 +111,8 @@ static void profil_session_stop_locked(struct profil_session *sess, u32 why)
 	sess->stop_reason = why;
 	/* Events first: no tick may run once the pins are gone. */
 	profil_events_stop(arm);
+	if (arm->out)
+		profil_session_write_locked(sess, arm);
 	profil_regions_unpin(arm);
 	profil_arm_put(arm);
 }
@@ -352,12 +366,15 @@ void profil_session_stats(struct profil_session *sess, struct profil_stats *st)
 	st->stop_reason = sess->stop_reason;
 	st->rate = sess->rate;
 	st->period_ns = sess->period_ns;
+	st->write_error = sess->write_error;
 	mutex_unlock(&sess->lock);
 	st->samples = atomic64_read(&sess->cnt.samples);
 	st->out_of_range = atomic64_read(&sess->cnt.out_of_range);
 	st->saturated = atomic64_read(&sess->cnt.saturated);
 	st->missed = atomic64_read(&sess->cnt.missed);
 	st->armed = atomic64_read(&sess->cnt.armed);
+	st->paused = atomic64_read(&sess->cnt.paused);
+	st->written = atomic64_read(&sess->cnt.written);
 }
 
 int profil_sessions_init(void)

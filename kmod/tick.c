@@ -144,6 +144,11 @@ static notrace void profil_tick(struct perf_event *event,
 		atomic64_add(n, &arm->sess->cnt.missed);
 		return;
 	}
+	/* Paused by the process (moncontrol(0)), through its image. */
+	if (arm->out && !READ_ONCE(profil_output_ctl(arm)->enable)) {
+		atomic64_add(n, &arm->sess->cnt.paused);
+		return;
+	}
 	profil_count(arm, profil_user_pc(regs), n);
 }
 

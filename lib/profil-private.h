@@ -20,14 +20,16 @@
  * default version at the same time: files that use this are compiled with
  * -fno-lto (Makefile: NO_LTO_SRCS), whatever CFLAGS say.
  */
-#define PROFIL_GLIBC_ALIAS(fn)						\
+#define PROFIL_GLIBC_ALIAS_AT(fn, ours)					\
 	extern __typeof__(fn) __profil_glibc_##fn			\
 		__attribute__((alias(#fn), visibility("default")));	\
-	__asm__(".symver " #fn ", " #fn "@@@LIBPROFIL_1.0\n\t"	\
+	__asm__(".symver " #fn ", " #fn "@@@" ours "\n\t"		\
 		".symver __profil_glibc_" #fn ", " #fn "@GLIBC_2.2.5")
 #else
-#define PROFIL_GLIBC_ALIAS(fn) extern int __profil_no_alias_##fn
+#define PROFIL_GLIBC_ALIAS_AT(fn, ours) extern int __profil_no_alias_##fn
 #endif
+/* fn of LIBPROFIL_1.0 */
+#define PROFIL_GLIBC_ALIAS(fn) PROFIL_GLIBC_ALIAS_AT(fn, "LIBPROFIL_1.0")
 
 /*
  * One ioctl on /dev/profil, through the fd kept since the first successful

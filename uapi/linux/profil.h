@@ -70,9 +70,64 @@ struct profil_setup {
 	__u32 nr_regions;	/* entries in 'regions' */
 	__u32 region_size;	/* sizeof(struct profil_region) */
 	__aligned_u64 regions;	/* user address of struct profil_region[] */
+	/* Version 1: */
+	__aligned_u64 output;	/* user address of struct profil_output, */
+				/* or 0: no profile file */
 };
 
 #define PROFIL_SETUP_SIZE_VER0	32 /* first published struct profil_setup */
+#define PROFIL_SETUP_SIZE_VER1	40 /* adds 'output' */
+
+/*
+ * A profile file, written by the kernel when the arm that carries it ends:
+ * PROFIL_IOC_OFF, a re-arm replacing it, a fault, exec, or the end of the
+ * process however it comes (exit, _exit, a fatal signal, SIGKILL).
+ *
+ * The image is one range of the process's memory, pinned and charged with
+ * the histogram regions, that user space keeps in the file's own format:
+ *
+ *	image + 0          'head_size' bytes written as they are (a header
+ *	                   and the histogram, which a region may cover)
+ *	image + head_size  records of 'rec_size' bytes, at most 'nr_recs_max'
+ *	image + ctl_offset struct profil_output_ctl, never written
+ *
+ * The file is head + the first min(ctl.nr_recs, nr_recs_max) records;
+ * ctl.nr_recs is read once, and nothing else in the image is interpreted.
+ * It is created in the directory 'dirfd' names (an fd of any kind on a
+ * directory, O_PATH included; the kernel keeps its own reference), as
+ * regular file 'name', with the credentials and umask the process had
+ * when it armed (a forked child: when it took over), mode 0666 & ~umask,
+ * truncated if it exists, never through a symlink or into anything but a
+ * regular file.  'name' and 'child_name' are templates of one path
+ * component in which "%p" stands for the process ID and "%%" for '%';
+ * 'name' is used by the process that armed, 'child_name' by every forked
+ * descendant that inherits the arm.  While ctl.enable is 0 the tick counts
+ * nothing (struct profil_stats.paused).
+ */
+struct profil_output {
+	__u32 size;		/* sizeof(struct profil_output) */
+	__u32 flags;		/* none yet: 0 */
+	__s32 dirfd;		/* the directory of the file */
+	__u32 rec_size;		/* bytes in one record, 1..PAGE_SIZE */
+	__aligned_u64 image;	/* user address, 8-byte aligned */
+	__aligned_u64 image_size; /* bytes */
+	__aligned_u64 head_size; /* bytes written as they are */
+	__aligned_u64 nr_recs_max; /* records the image holds */
+	__aligned_u64 ctl_offset; /* of struct profil_output_ctl; 8-aligned, */
+				  /* past the records */
+	__aligned_u64 name;	/* user address: the file name template */
+	__aligned_u64 child_name; /* user address: for forked children */
+};
+
+#define PROFIL_OUTPUT_SIZE_VER0	72 /* first published struct profil_output */
+
+/* Lives in the image at ctl_offset; shared with the tick, never written. */
+struct profil_output_ctl {
+	__u64 nr_recs;		/* records in use (may exceed nr_recs_max) */
+	__u32 enable;		/* 0: the tick counts nothing */
+	__u32 reserved;
+};
+
 #define PROFIL_REGION_SIZE_VER0	32 /* first published struct profil_region */
 
 /* struct profil_stats.state */
@@ -106,9 +161,15 @@ struct profil_stats {
 	__aligned_u64 saturated; /* samples lost to a bin already at its max */
 	__aligned_u64 missed;	/* samples that had nowhere to go yet */
 	__aligned_u64 armed;	/* successful PROFIL_IOC_SETUP calls */
+	/* Version 1: */
+	__aligned_u64 paused;	/* samples while profil_output_ctl.enable was 0 */
+	__aligned_u64 written;	/* profile files written (struct profil_output) */
+	__s32 write_error;	/* -errno of the last failed file, 0 if none */
+	__u32 reserved;
 };
 
 #define PROFIL_STATS_SIZE_VER0	64 /* first published struct profil_stats */
+#define PROFIL_STATS_SIZE_VER1	88 /* adds paused, written, write_error */
 
 /*
  * The ioctl numbers.  SETUP and STATS carry sizeof() their struct in the

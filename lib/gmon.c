@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The gmon runtime: gcc -pg programs profiled by profil.ko, for gprof.
+ *
+ * __monstartup() (called by gcrt1.o before main) lays the whole profile
+ * out in one anonymous mapping, in the format gprof reads, at all times:
+ *
+ *	4.4BSD gmon header (40 bytes), with the true sampling rate
+ *	histogram: 16-bit bins, one per 4 bytes of text (scale 0x8000)
+ *	arc records: {from, self, count}, 64-bit each, appended by mcount
+ *	struct profil_output_ctl: records in use, enable (not written)
+ *	hash of the arcs: record numbers (not written)
+ *
+ * and arms one kernel session with the histogram as its region and the
+ * mapping as the image of its profile file (struct profil_output), with
+ * the directory it started in.  The kernel counts into the histogram and,
+ * when the session ends however it ends (exit, _exit, a fatal signal,
+ * SIGKILL, exec, _mcleanup()), writes the file from the pinned mapping.
+ * No SIGPROF handler and no interval timer are involved.
+ *
+ * mcount is lock-free and exact: a record is claimed with one atomic add
+ * on the count of records and published into the hash with a
+ * compare-and-swap; a known arc is counted with one atomic add.  When two
+ * threads race to insert the same arc, the loser's record stays in the
+ * table, unhashed, with its count of 1: gprof adds up arcs that appear
+ * twice.  Nothing blocks, so mcount is also safe in signal handlers.
+ *
+ * Addresses in the file are link-time addresses (the run-time address less
+ * the load bias of the object that holds the profiled range), so that PIE
+ * programs read back right.  Arcs from or to outside that range (main
+ * called from libc, -pg code in shared libraries) are not recorded, as in
+ * glibc.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "profil-private.h"
+#include "mon.h"
+
+/* gprof's 4.4BSD header, for a 64-bit target (binutils gprof/gmon_io.c). */
+struct gmon_hdr {
+	uint64_t lowpc;
+	uint64_t highpc;
+	uint32_t ncnt;		/* bytes of this header and the histogram */
+	uint32_t version;	/* GMON_VERSION */
+	uint32_t profrate;	/* samples per second */
+	uint32_t dropped;	/* ours (a spare): calls not recorded, */
+	uint32_t spare[2];	/* the arc table being full */
+};
+
+#define GMON_VERSION		0x00051879
+#define GMON_TEXT_PER_BIN	4	/* bytes of text per 16-bit bin */
+#define GMON_SCALE		0x8000	/* the same, in profil()'s terms */
+#define GMON_ARCS_MIN		50	/* arcs: 2% of the text, as glibc */
+#define GMON_ARCS_MAX		(1U << 20)
+
+struct gmon_arc {
+	uint64_t from;		/* link-time PC of the call site */
+	uint64_t self;		/* link-time PC in the called function */
+	uint64_t count;
+};
+
+enum { GMON_OFF, GMON_STARTING, GMON_ON, GMON_DONE };
+
+/* Everything mcount reads is set before @ctl is published (release). */
+static struct {
+	int state;			/* GMON_*, atomic */
+	struct profil_output_ctl *ctl;	/* published last */
+	struct gmon_hdr *hdr;
+	struct gmon_arc *arcs;
+	uint32_t *hash;			/* record number + 1, or 0 */
+	uint64_t nr_max;
+	uint32_t hash_mask;
+	uintptr_t lowpc, textsize, bias;
+	size_t head_size;
+	int kernel;			/* a session writes the file */
+	int kernel_errno;		/* or why not */
+	int dirfd;			/* O_PATH, for our own writing */
+	pid_t pid;			/* of the process that started */
+	char name[NAME_MAX + 1];	/* templates, "%p" = pid */
+	char child_name[NAME_MAX + 1];
+	size_t want_arcs;		/* monitor()'s nfunc, or 0 */
+} gmon = { .dirfd = -1 };
+
+static void gmon_say(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* One line on stderr, "libprofil: gmon: ...". */
+static void gmon_say(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	n = snprintf(line, sizeof(line), "libprofil: gmon: ");
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	(void)!write(STDERR_FILENO, line, n);
+}
+
+static uint32_t gmon_hash(uint64_t from, uint64_t self)
+{
+	uint64_t h = (from * 0x9e3779b97f4a7c15ULL) ^ (self + (self >> 29));
+
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* Record a new arc in record @n and hash it, from slot @h on. */
+static void gmon_insert(uint64_t n, uint32_t h, uint64_t from, uint64_t self)
+{
+	struct gmon_arc *a = &gmon.arcs[n];
+	const struct gmon_arc *o;
+	uint32_t seen;
+
+	a->from = from;
+	a->self = self;
+	a->count = 1;
+	for (;; h = (h + 1) & gmon.hash_mask) {
+		seen = 0;
+		if (__atomic_compare_exchange_n(&gmon.hash[h], &seen, n + 1, 0,
+						__ATOMIC_RELEASE,
+						__ATOMIC_ACQUIRE))
+			return;
+		o = &gmon.arcs[seen - 1];
+		/* Lost a race for this very arc: our record counts alone. */
+		if (o->from == from && o->self == self)
+			return;
+	}
+}
+
+/* Called by mcount and __fentry__ (mcount.S), for every profiled call. */
+__attribute__((visibility("hidden")))
+void __profil_mcount(uintptr_t frompc, uintptr_t selfpc);
+
+void __profil_mcount(uintptr_t frompc, uintptr_t selfpc)
+{
+	struct profil_output_ctl *ctl = __atomic_load_n(&gmon.ctl,
+							__ATOMIC_ACQUIRE);
+	uint64_t from, self, n;
+	uint32_t h, idx;
+	struct gmon_arc *a;
+
+	if (!ctl || !__atomic_load_n(&ctl->enable, __ATOMIC_RELAXED))
+		return;
+	if (frompc - gmon.lowpc >= gmon.textsize ||
+	    selfpc - gmon.lowpc >= gmon.textsize)
+		return;
+	from = frompc - gmon.bias;
+	self = selfpc - gmon.bias;
+	for (h = gmon_hash(from, self) & gmon.hash_mask;;
+	     h = (h + 1) & gmon.hash_mask) {
+		idx = __atomic_load_n(&gmon.hash[h], __ATOMIC_ACQUIRE);
+		if (!idx)
+			break;
+		a = &gmon.arcs[idx - 1];
+		if (a->from == from && a->self == self) {
+			__atomic_fetch_add(&a->count, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	n = __atomic_fetch_add(&ctl->nr_recs, 1, __ATOMIC_RELAXED);
+	if (n >= gmon.nr_max) {
+		__atomic_fetch_add(&gmon.hdr->dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	gmon_insert(n, h, from, self);
+}
+
+struct gmon_find {
+	uintptr_t pc;
+	uintptr_t bias;
+	int found;
+};
+
+static int gmon_find_object(struct dl_phdr_info *info, size_t size,
+			    void *data)
+{
+	struct gmon_find *f = data;
+	uintptr_t start;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type != PT_LOAD)
+			continue;
+		start = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+		if (f->pc - start < info->dlpi_phdr[i].p_memsz) {
+			f->bias = info->dlpi_addr;
+			f->found = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The load bias of the object that holds @pc (0 if none does). */
+static uintptr_t gmon_bias(uintptr_t pc)
+{
+	struct gmon_find f = { .pc = pc };
+
+	dl_iterate_phdr(gmon_find_object, &f);
+	return f.found ? f.bias : 0;
+}
+
+/* Copy @s into @dst as a template: '%' doubled. */
+static int gmon_template(char *dst, size_t size, const char *s,
+			 const char *suffix)
+{
+	size_t n = 0;
+
+	for (; *s; s++) {
+		if (n + 2 >= size)
+			return -1;
+		if (*s == '%')
+			dst[n++] = '%';
+		dst[n++] = *s;
+	}
+	if (n + strlen(suffix) >= size)
+		return -1;
+	strcpy(dst + n, suffix);
+	return 0;
+}
+
+/* Open @dir (O_PATH) as the output directory. */
+static int gmon_open_dir(const char *dir)
+{
+	gmon.dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (gmon.dirfd < 0) {
+		gmon_say("cannot use directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Where the file goes: gmon.out in the current directory (children:
+ * gmon.out.PID); GMON_OUT_PREFIX=p gives p.PID (glibc); PROFDIR=d gives
+ * d/PID.progname (OpenBSD).  The variables are ignored in set-id programs.
+ */
+static int gmon_naming(void)
+{
+	const char *prefix = NULL, *profdir = NULL, *base;
+	char dir[PATH_MAX];
+	int ret;
+
+	if (!getauxval(AT_SECURE)) {
+		prefix = getenv("GMON_OUT_PREFIX");
+		profdir = getenv("PROFDIR");
+	}
+	if (prefix && *prefix) {
+		base = strrchr(prefix, '/');
+		if (base) {
+			snprintf(dir, sizeof(dir), "%.*s",
+				 (int)(base - prefix) ?: 1, prefix);
+			base++;
+		} else {
+			strcpy(dir, ".");
+			base = prefix;
+		}
+		ret = gmon_template(gmon.name, sizeof(gmon.name), base, ".%p");
+		strcpy(gmon.child_name, gmon.name);
+	} else if (profdir && *profdir) {
+		snprintf(dir, sizeof(dir), "%s", profdir);
+		strcpy(gmon.name, "%p.");
+		ret = gmon_template(gmon.name + 3, sizeof(gmon.name) - 3,
+				    program_invocation_short_name, "");
+		strcpy(gmon.child_name, gmon.name);
+	} else {
+		strcpy(dir, ".");
+		strcpy(gmon.name, "gmon.out");
+		strcpy(gmon.child_name, "gmon.out.%p");
+		ret = 0;
+	}
+	if (ret) {
+		gmon_say("file name too long");
+		return -1;
+	}
+	return gmon_open_dir(dir);
+}
+
+/* The rate asked for in PROFIL_RATE (Hz), or 0 for the kernel's HZ. */
+static unsigned int gmon_rate(void)
+{
+	const char *s = getenv("PROFIL_RATE");
+	unsigned long v;
+	char *end;
+
+	if (!s || !*s)
+		return 0;
+	v = strtoul(s, &end, 10);
+	if (*end || v > UINT_MAX) {
+		gmon_say("PROFIL_RATE=%s is not a rate in Hz: using HZ", s);
+		return 0;
+	}
+	return v;
+}
+
+/* Arm the session: the histogram, and the image as the file's. */
+static int gmon_arm(char *image, size_t image_size, size_t ctl_off,
+		    uintptr_t lowpc, size_t nbins, unsigned int rate)
+{
+	struct profil_region r = {
+		.buf = (uintptr_t)image + sizeof(struct gmon_hdr),
+		.bufsize = nbins * 2,
+		.offset = lowpc,
+		.scale = GMON_SCALE,
+	};
+	struct profil_output o = {
+		.size = sizeof(o),
+		.dirfd = gmon.dirfd,
+		.rec_size = sizeof(struct gmon_arc),
+		.image = (uintptr_t)image,
+		.image_size = image_size,
+		.head_size = gmon.head_size,
+		.nr_recs_max = gmon.nr_max,
+		.ctl_offset = ctl_off,
+		.name = (uintptr_t)gmon.name,
+		.child_name = (uintptr_t)gmon.child_name,
+	};
+	struct profil_setup s = {
+		.size = sizeof(s),
+		.mode = PROFIL_MODE_HIST,
+		.rate = rate,
+		.nr_regions = 1,
+		.region_size = sizeof(r),
+		.regions = (uintptr_t)&r,
+		.output = (uintptr_t)&o,
+	};
+	int ret;
+
+	ret = __profil_dev_ioctl(PROFIL_IOC_SETUP, &s);
+	if (ret && errno == EINVAL && rate) {
+		gmon_say("PROFIL_RATE=%u refused (above the module's max_rate?): using HZ",
+			 rate);
+		s.rate = 0;
+		ret = __profil_dev_ioctl(PROFIL_IOC_SETUP, &s);
+	}
+	if (ret)
+		return -1;
+	gmon.hdr->profrate = s.rate;
+	return 0;
+}
+
+/* Can the file be written where it goes?  Said once, at the start. */
+static void gmon_check_dir(void)
+{
+	if (!faccessat(gmon.dirfd, gmon.name, W_OK, AT_EACCESS) ||
+	    (errno == ENOENT &&
+	     !faccessat(gmon.dirfd, ".", W_OK | X_OK, AT_EACCESS)))
+		return;
+	gmon_say("%s cannot be written: %s", gmon.name, strerror(errno));
+}
+
+static uint64_t gmon_nr_arcs(uintptr_t textsize)
+{
+	const char *s = getenv("PROFIL_GMON_ARCS");
+	uint64_t n = textsize / 100 * 2;
+
+	if (n < GMON_ARCS_MIN)
+		n = GMON_ARCS_MIN;
+	if (gmon.want_arcs)
+		n = gmon.want_arcs;
+	if (s && *s)
+		n = strtoull(s, NULL, 10);
+	if (n < 1)
+		n = 1;
+	return n > GMON_ARCS_MAX ? GMON_ARCS_MAX : n;
+}
+
+/*
+ * Start profiling [lowpc, highpc): called by gcrt1.o before main, or by
+ * the program (monitor()).  A second call while profiling is a no-op.
+ */
+__attribute__((visibility("default")))
+void __monstartup(unsigned long lowpc, unsigned long highpc)
+{
+	size_t nbins, hash_slots, ctl_off, total;
+	struct profil_output_ctl *ctl;
+	int state = GMON_OFF;
+	unsigned int rate;
+	char *image;
+
+	if (!__atomic_compare_exchange_n(&gmon.state, &state, GMON_STARTING,
+					 0, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return;
+	lowpc &= ~(uintptr_t)15;
+	highpc = (highpc + 15) & ~(uintptr_t)15;
+	if (highpc <= lowpc)
+		goto fail;
+	gmon.lowpc = lowpc;
+	gmon.textsize = highpc - lowpc;
+	nbins = gmon.textsize / GMON_TEXT_PER_BIN;	/* a multiple of 4 */
+	gmon.nr_max = gmon_nr_arcs(gmon.textsize);
+	for (hash_slots = 1; hash_slots < 2 * gmon.nr_max; hash_slots <<= 1)
+		;
+	gmon.hash_mask = hash_slots - 1;
+	gmon.head_size = sizeof(struct gmon_hdr) + nbins * 2;
+	ctl_off = gmon.head_size + gmon.nr_max * sizeof(struct gmon_arc);
+	total = ctl_off + sizeof(struct profil_output_ctl) + hash_slots * 4;
+
+	image = mmap(NULL, total, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (image == MAP_FAILED) {
+		gmon_say("no memory for the profile (%zu bytes)", total);
+		goto fail;
+	}
+	gmon.hdr = (struct gmon_hdr *)image;
+	gmon.arcs = (struct gmon_arc *)(image + gmon.head_size);
+	gmon.hash = (uint32_t *)(image + ctl_off +
+				 sizeof(struct profil_output_ctl));
+	gmon.bias = gmon_bias(lowpc);
+	gmon.hdr->lowpc = lowpc - gmon.bias;
+	gmon.hdr->highpc = highpc - gmon.bias;
+	gmon.hdr->ncnt = gmon.head_size;
+	gmon.hdr->version = GMON_VERSION;
+	gmon.hdr->profrate = sysconf(_SC_CLK_TCK);
+	gmon.pid = getpid();
+	if (gmon_naming())
+		goto fail_unmap;
+	gmon_check_dir();
+
+	ctl = (struct profil_output_ctl *)(image + ctl_off);
+	ctl->enable = 1;
+	rate = gmon_rate();
+	if (!gmon_arm(image, total, ctl_off, lowpc, nbins, rate))
+		gmon.kernel = 1;
+	else
+		gmon.kernel_errno = errno;
+	/* mcount starts here. */
+	__atomic_store_n(&gmon.ctl, ctl, __ATOMIC_RELEASE);
+	__atomic_store_n(&gmon.state, GMON_ON, __ATOMIC_RELEASE);
+	return;
+
+fail_unmap:
+	munmap(image, total);
+	gmon.hdr = NULL;
+fail:
+	__atomic_store_n(&gmon.state, GMON_DONE, __ATOMIC_RELEASE);
+}
+
+__attribute__((visibility("default")))
+void monstartup(unsigned long lowpc, unsigned long highpc)
+	__attribute__((alias("__monstartup")));
+
+/* 0: stop counting calls and samples; anything else: count again. */
+__attribute__((visibility("default")))
+void moncontrol(int mode)
+{
+	struct profil_output_ctl *ctl = __atomic_load_n(&gmon.ctl,
+							__ATOMIC_ACQUIRE);
+
+	if (ctl && __atomic_load_n(&gmon.state, __ATOMIC_ACQUIRE) == GMON_ON)
+		__atomic_store_n(&ctl->enable, mode != 0, __ATOMIC_RELAXED);
+}
+
+/* Expand a "%p" template for @pid into @dst. */
+static void gmon_expand(char *dst, size_t size, const char *tmpl, pid_t pid)
+{
+	size_t n = 0;
+
+	for (; *tmpl && n + 1 < size; tmpl++) {
+		if (*tmpl != '%') {
+			dst[n++] = *tmpl;
+			continue;
+		}
+		tmpl++;
+		if (*tmpl == 'p')
+			n += snprintf(dst + n, size - n, "%d", (int)pid);
+		else
+			dst[n++] = *tmpl;
+		if (n >= size)
+			n = size - 1;
+	}
+	dst[n] = '\0';
+}
+
+/* Write the profile ourselves: the module is missing or did not write. */
+static void gmon_write(void)
+{
+	uint64_t nr = __atomic_load_n(&gmon.ctl->nr_recs, __ATOMIC_RELAXED);
+	pid_t pid = getpid();
+	char name[NAME_MAX + 32];
+	size_t len, done = 0;
+	ssize_t n;
+	int fd;
+
+	gmon_expand(name, sizeof(name),
+		    pid == gmon.pid ? gmon.name : gmon.child_name, pid);
+	if (nr > gmon.nr_max)
+		nr = gmon.nr_max;
+	len = gmon.head_size + nr * sizeof(struct gmon_arc);
+	fd = openat(gmon.dirfd, name, O_WRONLY | O_CREAT | O_TRUNC |
+		    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		gmon_say("cannot write %s: %s", name, strerror(errno));
+		return;
+	}
+	while (done < len) {
+		n = write(fd, (char *)gmon.hdr + done, len - done);
+		if (n <= 0) {
+			gmon_say("cannot write %s: %s", name,
+				 n ? strerror(errno) : "short write");
+			break;
+		}
+		done += n;
+	}
+	close(fd);
+}
+
+/* Did the kernel write the file just now?  Ends the session. */
+static int gmon_kernel_wrote(void)
+{
+	struct profil_stats before = { .size = sizeof(before) };
+	struct profil_stats after = { .size = sizeof(after) };
+
+	if (__profil_dev_ioctl(PROFIL_IOC_STATS, &before) ||
+	    __profil_dev_ioctl(PROFIL_IOC_OFF, NULL) ||
+	    __profil_dev_ioctl(PROFIL_IOC_STATS, &after))
+		return 0;
+	if (after.written > before.written)
+		return 1;
+	if (after.write_error)
+		gmon_say("the kernel could not write the profile: %s",
+			 strerror(-after.write_error));
+	/*
+	 * Nothing written: a fault ended the session early (then the file
+	 * is there already, with what it had), or a forked child could not
+	 * take over.  A vfork child finds nothing of its own: its parent's
+	 * file is not ours to write.
+	 */
+	if (before.stop_reason == PROFIL_STOP_FAULT ||
+	    (getpid() != gmon.pid &&
+	     before.stop_reason != PROFIL_STOP_INHERIT))
+		return 1;
+	return 0;
+}
+
+/*
+ * Stop and write the profile: called at exit (registered by gcrt1.o), or
+ * by the program.  After it, profiling stays off.
+ */
+__attribute__((visibility("default")))
+void _mcleanup(void)
+{
+	int state = GMON_ON;
+
+	if (!__atomic_compare_exchange_n(&gmon.state, &state, GMON_DONE, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&gmon.ctl->enable, 0, __ATOMIC_RELAXED);
+	if (!gmon.kernel || !gmon_kernel_wrote()) {
+		if (!gmon.kernel)
+			gmon_say("no histogram (%s%s): %s has call counts only",
+				 gmon.kernel_errno == ENOSYS ?
+				 PROFIL_DEVICE " is missing, load profil.ko" :
+				 "profil.ko refused the session: ",
+				 gmon.kernel_errno == ENOSYS ? "" :
+				 strerror(gmon.kernel_errno), gmon.name);
+		gmon_write();
+	}
+	if (gmon.hdr->dropped)
+		gmon_say("the arc table was full (%llu arcs): %u calls not counted; raise PROFIL_GMON_ARCS",
+			 (unsigned long long)gmon.nr_max, gmon.hdr->dropped);
+}
+
+/*
+ * monitor(3) of Solaris and AIX: monitor(lowpc, highpc, buffer, bufsize,
+ * nfunc) starts profiling [lowpc, highpc), monitor(NULL, ...) stops it and
+ * writes the file.  The profile lives in memory of our own, so that the
+ * kernel can write it however the process ends: @buffer is not used, and
+ * @nfunc, if not 0, is the number of arcs to make room for.
+ */
+__attribute__((visibility("default")))
+void monitor(int (*lowpc)(void), int (*highpc)(void), unsigned short *buffer,
+	     size_t bufsize, size_t nfunc)
+{
+	(void)buffer;
+	(void)bufsize;
+	if (!lowpc) {
+		_mcleanup();
+		return;
+	}
+	gmon.want_arcs = nfunc;
+	__monstartup((uintptr_t)lowpc, (uintptr_t)highpc);
+}
+
+/* glibc's, for LD_PRELOAD (see libprofil.map); mcount.S has the rest. */
+PROFIL_GLIBC_ALIAS_AT(__monstartup, "LIBPROFIL_1.2");
+PROFIL_GLIBC_ALIAS_AT(monstartup, "LIBPROFIL_1.2");
+PROFIL_GLIBC_ALIAS_AT(_mcleanup, "LIBPROFIL_1.2");
+PROFIL_GLIBC_ALIAS_AT(moncontrol, "LIBPROFIL_1.2");

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * mcount, _mcount and __fentry__ for x86-64: what gcc -pg (and -pg
+ * -mfentry) calls at every function entry.  Each saves the registers that
+ * may carry arguments (and %r10, the static chain), finds the call site
+ * (frompc) and the called function (selfpc), and calls __profil_mcount()
+ * (gmon.c, compiled with general registers only) on an aligned stack.
+ *
+ * mcount is called after the prologue (push %rbp; mov %rsp,%rbp), so the
+ * function's return address is at 8(%rbp); __fentry__ is called before
+ * it, with the return address just above its own.
+ */
+	.text
+
+	.globl	mcount
+	.type	mcount, @function
+	.globl	_mcount
+	.type	_mcount, @function
+	.p2align 4
+mcount:
+_mcount:
+	.cfi_startproc
+	subq	$72, %rsp		/* entry %rsp is 8 mod 16 */
+	.cfi_adjust_cfa_offset 72
+	movq	%rax, (%rsp)
+	movq	%rcx, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rsi, 24(%rsp)
+	movq	%rdi, 32(%rsp)
+	movq	%r8, 40(%rsp)
+	movq	%r9, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movq	72(%rsp), %rsi		/* selfpc: our return address */
+	movq	8(%rbp), %rdi		/* frompc: the function's */
+	call	__profil_mcount
+	movq	56(%rsp), %r10
+	movq	48(%rsp), %r9
+	movq	40(%rsp), %r8
+	movq	32(%rsp), %rdi
+	movq	24(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	8(%rsp), %rcx
+	movq	(%rsp), %rax
+	addq	$72, %rsp
+	.cfi_adjust_cfa_offset -72
+	ret
+	.cfi_endproc
+	.size	mcount, .-mcount
+	.size	_mcount, .-_mcount
+
+	.globl	__fentry__
+	.type	__fentry__, @function
+	.p2align 4
+__fentry__:
+	.cfi_startproc
+	subq	$64, %rsp		/* entry %rsp is 0 mod 16 */
+	.cfi_adjust_cfa_offset 64
+	movq	%rax, (%rsp)
+	movq	%rcx, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rsi, 24(%rsp)
+	movq	%rdi, 32(%rsp)
+	movq	%r8, 40(%rsp)
+	movq	%r9, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movq	64(%rsp), %rsi		/* selfpc: our return address */
+	movq	72(%rsp), %rdi		/* frompc: the function's */
+	call	__profil_mcount
+	movq	56(%rsp), %r10
+	movq	48(%rsp), %r9
+	movq	40(%rsp), %r8
+	movq	32(%rsp), %rdi
+	movq	24(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	8(%rsp), %rcx
+	movq	(%rsp), %rax
+	addq	$64, %rsp
+	.cfi_adjust_cfa_offset -64
+	ret
+	.cfi_endproc
+	.size	__fentry__, .-__fentry__
+
+#ifdef PROFIL_SHARED
+/*
+ * As in profil-private.h: the default version, and glibc's for
+ * LD_PRELOAD (mcount and _mcount since 2.2.5, __fentry__ since 2.13).
+ */
+	.globl	__profil_glibc_mcount
+	.set	__profil_glibc_mcount, mcount
+	.globl	__profil_glibc__mcount
+	.set	__profil_glibc__mcount, _mcount
+	.globl	__profil_glibc___fentry__
+	.set	__profil_glibc___fentry__, __fentry__
+	.symver	mcount, mcount@@@LIBPROFIL_1.2
+	.symver	_mcount, _mcount@@@LIBPROFIL_1.2
+	.symver	__fentry__, __fentry__@@@LIBPROFIL_1.2
+	.symver	__profil_glibc_mcount, mcount@GLIBC_2.2.5
+	.symver	__profil_glibc__mcount, _mcount@GLIBC_2.2.5
+	.symver	__profil_glibc___fentry__, __fentry__@GLIBC_2.13
+#endif
+
+	.section .note.GNU-stack, "", @progbits
