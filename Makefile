@@ -37,12 +37,16 @@ LIB_SOBJS	:= $(LIB_SRCS:.c=.os) $(LIB_ASRCS:.S=.os)
 LIB_HDRS	:= lib/profil-private.h lib/include/profil.h lib/include/mon.h \
 		   uapi/linux/profil.h
 
+# gmon_subject.c built with -pg: against libprofil four ways, and against
+# glibc alone (run with LD_PRELOAD=libprofil.so.0).
+GMON_SUBJECTS	:= gmon_subject gmon_subject_static gmon_subject_nopie \
+		   gmon_subject_fentry gmon_subject_glibc
 # The guest's programs, in one place: kselftest programs run as root and as
 # uid 65534 with the module loaded, then without it, and their helpers.
-GUEST_TESTS	:= profil_test lifecycle_test pin_test lib_test
+GUEST_TESTS	:= profil_test lifecycle_test pin_test lib_test gmon_test
 GUEST_NOMOD_TESTS := nomod_test
 GUEST_HELPERS	:= exec_helper perfhold runas pinsheld probe_dynamic \
-		   probe_static probe_glibc
+		   probe_static probe_glibc $(GMON_SUBJECTS) gmon_monitor
 export GUEST_TESTS GUEST_NOMOD_TESTS GUEST_HELPERS
 TESTS		:= $(addprefix $(BUILD)/selftests/,$(GUEST_TESTS) \
 		   $(GUEST_NOMOD_TESTS) $(GUEST_HELPERS))
@@ -137,6 +141,21 @@ $(BUILD)/selftests $(BUILD)/demo $(BUILD)/bench:
 
 $(BUILD)/selftests/%: selftests/%.c selftests/common.h $(HARNESS_DIR)/kselftest_harness.h $(LIB_FILES) | $(BUILD)/selftests
 	$(CC) $(TEST_CFLAGS) -o $@ $< -Llib -lprofil
+
+GMON_CFLAGS	:= $(CFLAGS) -Wall -pthread -pg -Iuapi
+$(BUILD)/selftests/gmon_test $(BUILD)/selftests/nomod_test: selftests/gmon.h
+$(BUILD)/selftests/gmon_subject: selftests/gmon_subject.c $(LIB_FILES) | $(BUILD)/selftests
+	$(CC) $(GMON_CFLAGS) -o $@ $< -Llib -lprofil
+$(BUILD)/selftests/gmon_subject_static: selftests/gmon_subject.c $(LIB_FILES) | $(BUILD)/selftests
+	$(CC) $(GMON_CFLAGS) -static -o $@ $< -Llib -lprofil
+$(BUILD)/selftests/gmon_subject_nopie: selftests/gmon_subject.c $(LIB_FILES) | $(BUILD)/selftests
+	$(CC) $(GMON_CFLAGS) -no-pie -o $@ $< -Llib -lprofil
+$(BUILD)/selftests/gmon_subject_fentry: selftests/gmon_subject.c $(LIB_FILES) | $(BUILD)/selftests
+	$(CC) $(GMON_CFLAGS) -mfentry -o $@ $< -Llib -lprofil
+$(BUILD)/selftests/gmon_subject_glibc: selftests/gmon_subject.c | $(BUILD)/selftests
+	$(CC) $(GMON_CFLAGS) -o $@ $<
+$(BUILD)/selftests/gmon_monitor: selftests/gmon_subject.c $(LIB_FILES) | $(BUILD)/selftests
+	$(CC) $(CFLAGS) -Wall -pthread -Iuapi -o $@ $< -Llib -lprofil
 
 # The same probe, bound to libprofil three ways (see selftests/probe.c).
 $(BUILD)/selftests/probe_dynamic: selftests/probe.c $(LIB_FILES) | $(BUILD)/selftests

@@ -135,7 +135,7 @@ static int profil_output_check(const struct profil_output *uo)
 
 static int profil_output_dir(struct profil_koutput *out, int dirfd)
 {
-	struct file *dir = fget(dirfd);
+	struct file *dir = fget_raw(dirfd);	/* O_PATH too */
 
 	if (!dir)
 		return -EBADF;

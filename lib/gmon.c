@@ -92,6 +92,7 @@ static struct {
 	char name[NAME_MAX + 1];	/* templates, "%p" = pid */
 	char child_name[NAME_MAX + 1];
 	size_t want_arcs;		/* monitor()'s nfunc, or 0 */
+	int said_unwritable;		/* said so at the start */
 } gmon = { .dirfd = -1 };
 
 static void gmon_say(const char *fmt, ...)
@@ -357,14 +358,39 @@ static int gmon_arm(char *image, size_t image_size, size_t ctl_off,
 	return 0;
 }
 
+/* Expand a "%p" template for @pid into @dst. */
+static void gmon_expand(char *dst, size_t size, const char *tmpl, pid_t pid)
+{
+	size_t n = 0;
+
+	for (; *tmpl && n + 1 < size; tmpl++) {
+		if (*tmpl != '%') {
+			dst[n++] = *tmpl;
+			continue;
+		}
+		tmpl++;
+		if (*tmpl == 'p')
+			n += snprintf(dst + n, size - n, "%d", (int)pid);
+		else
+			dst[n++] = *tmpl;
+		if (n >= size)
+			n = size - 1;
+	}
+	dst[n] = '\0';
+}
+
 /* Can the file be written where it goes?  Said once, at the start. */
 static void gmon_check_dir(void)
 {
-	if (!faccessat(gmon.dirfd, gmon.name, W_OK, AT_EACCESS) ||
+	char name[NAME_MAX + 32];
+
+	gmon_expand(name, sizeof(name), gmon.name, gmon.pid);
+	if (!faccessat(gmon.dirfd, name, W_OK, AT_EACCESS) ||
 	    (errno == ENOENT &&
 	     !faccessat(gmon.dirfd, ".", W_OK | X_OK, AT_EACCESS)))
 		return;
-	gmon_say("%s cannot be written: %s", gmon.name, strerror(errno));
+	gmon_say("%s cannot be written: %s", name, strerror(errno));
+	gmon.said_unwritable = 1;
 }
 
 static uint64_t gmon_nr_arcs(uintptr_t textsize)
@@ -470,27 +496,6 @@ void moncontrol(int mode)
 		__atomic_store_n(&ctl->enable, mode != 0, __ATOMIC_RELAXED);
 }
 
-/* Expand a "%p" template for @pid into @dst. */
-static void gmon_expand(char *dst, size_t size, const char *tmpl, pid_t pid)
-{
-	size_t n = 0;
-
-	for (; *tmpl && n + 1 < size; tmpl++) {
-		if (*tmpl != '%') {
-			dst[n++] = *tmpl;
-			continue;
-		}
-		tmpl++;
-		if (*tmpl == 'p')
-			n += snprintf(dst + n, size - n, "%d", (int)pid);
-		else
-			dst[n++] = *tmpl;
-		if (n >= size)
-			n = size - 1;
-	}
-	dst[n] = '\0';
-}
-
 /* Write the profile ourselves: the module is missing or did not write. */
 static void gmon_write(void)
 {
@@ -509,7 +514,8 @@ static void gmon_write(void)
 	fd = openat(gmon.dirfd, name, O_WRONLY | O_CREAT | O_TRUNC |
 		    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
 	if (fd < 0) {
-		gmon_say("cannot write %s: %s", name, strerror(errno));
+		if (!gmon.said_unwritable)
+			gmon_say("cannot write %s: %s", name, strerror(errno));
 		return;
 	}
 	while (done < len) {
@@ -536,14 +542,13 @@ static int gmon_kernel_wrote(void)
 		return 0;
 	if (after.written > before.written)
 		return 1;
-	if (after.write_error)
-		gmon_say("the kernel could not write the profile: %s",
-			 strerror(-after.write_error));
 	/*
-	 * Nothing written: a fault ended the session early (then the file
-	 * is there already, with what it had), or a forked child could not
-	 * take over.  A vfork child finds nothing of its own: its parent's
-	 * file is not ours to write.
+	 * Not written now.  The kernel failed (after.write_error): we try
+	 * ourselves, and say why if that fails too.  Or a fault ended the
+	 * session early: the kernel wrote the file then, with what it had.
+	 * Or a forked child could not take over: we write its file.  A
+	 * vfork child finds no session of its own: its parent's file is not
+	 * ours to write.
 	 */
 	if (before.stop_reason == PROFIL_STOP_FAULT ||
 	    (getpid() != gmon.pid &&

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
+#include "gmon.h"
 #include "kselftest_harness.h"
 
 /* Call profil() with stderr captured; return what it printed. */
@@ -140,6 +141,37 @@ TEST_F(nomod, profil_off_succeeds)
 {
 	EXPECT_EQ(0, profil(NULL, 0, 0, 0));
 	EXPECT_EQ(0, profil((unsigned short *)self->msg, 16, 0, 1));
+}
+
+/* A -pg program: call counts written by the library, no histogram. */
+TEST_F(nomod, gmon_without_the_module_has_calls_and_says_why)
+{
+	char dir[] = "/tmp/gmonXXXXXX", bin[4200];
+	struct fn main_fn;
+	const char *why;
+	struct run r;
+	struct gmon g;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(0, chdir(dir));
+	gmon_helper(bin, sizeof(bin), "gmon_subject");
+	main_fn = elf_fn(bin, "main");
+	EXPECT_EQ(0, run_subject(&r, bin, "calls", NULL));
+	EXPECT_NE(NULL, strstr(r.stderr_text, "/dev/profil is missing")) {
+		TH_LOG("stderr: %s", r.stderr_text);
+	}
+	ASSERT_EQ(0, gmon_load("gmon.out", &g, &why)) {
+		TH_LOG("gmon.out: %s", why);
+	}
+	EXPECT_EQ(2000, gmon_calls(&g, main_fn, elf_fn(bin, "f1")));
+	EXPECT_EQ(1000, gmon_calls(&g, main_fn, elf_fn(bin, "f2")));
+	EXPECT_EQ(1, gmon_calls(&g, main_fn, elf_fn(bin, "f3")));
+	EXPECT_EQ(0, gmon_all_samples(&g));
+	EXPECT_LT(0, g.nbins);
+	gmon_free(&g);
+	unlink("gmon.out");
+	ASSERT_EQ(0, chdir("/tmp"));
+	rmdir(dir);
 }
 
 TEST_HARNESS_MAIN
