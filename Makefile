@@ -50,10 +50,12 @@ GUEST_HELPERS	:= exec_helper perfhold runas pinsheld probe_dynamic \
 export GUEST_TESTS GUEST_NOMOD_TESTS GUEST_HELPERS
 TESTS		:= $(addprefix $(BUILD)/selftests/,$(GUEST_TESTS) \
 		   $(GUEST_NOMOD_TESTS) $(GUEST_HELPERS))
-DEMO		:= $(BUILD)/demo/hotspots
+DEMO		:= $(BUILD)/demo/hotspots $(BUILD)/demo/callgraph
 BENCH		:= $(BUILD)/bench/forkcost
+MCOUNT_BENCH	:= $(addprefix $(BUILD)/bench/mcount-,none glibc libprofil)
 
 .PHONY: all module lib selftests deps check check-debug check-harness demo lint \
+	bench-mcount \
 	checkpatch install clean
 
 PREFIX		?= /usr/local
@@ -176,11 +178,26 @@ $(BUILD)/selftests/runas: selftests/runas.c | $(BUILD)/selftests
 $(BUILD)/selftests/pinsheld: selftests/pinsheld.c selftests/common.h | $(BUILD)/selftests
 	$(CC) $(TEST_CFLAGS) -o $@ $<
 
+# One source, three builds: no -pg, -pg with glibc, -pg with libprofil.
+$(BUILD)/bench/mcount-none: bench/mcount.c | $(BUILD)/bench
+	$(CC) $(CFLAGS) -Wall -pthread -o $@ $<
+$(BUILD)/bench/mcount-glibc: bench/mcount.c | $(BUILD)/bench
+	$(CC) $(CFLAGS) -Wall -pthread -pg -DPROFILED -o $@ $<
+$(BUILD)/bench/mcount-libprofil: bench/mcount.c $(LIB_FILES) | $(BUILD)/bench
+	$(CC) $(CFLAGS) -Wall -pthread -pg -DPROFILED -o $@ $< -Llib -lprofil
+
+bench-mcount: lib $(MCOUNT_BENCH)
+	bench/mcount.sh
+
 $(BUILD)/bench/%: bench/%.c | $(BUILD)/bench
 	$(CC) $(CFLAGS) -Wall -o $@ $<
 
-$(DEMO): scripts/hotspots.c $(LIB_FILES) | $(BUILD)/demo
+$(BUILD)/demo/hotspots: scripts/hotspots.c $(LIB_FILES) | $(BUILD)/demo
 	$(CC) $(CFLAGS) -Wall -Ilib/include -rdynamic -o $@ $< -Llib -lprofil -ldl
+
+# gcc -pg with libprofil: what a user of gprof builds.
+$(BUILD)/demo/callgraph: demo/callgraph.c $(LIB_FILES) | $(BUILD)/demo
+	$(CC) $(CFLAGS) -Wall -pg -o $@ $< -Llib -lprofil
 
 # --- the two commands ----------------------------------------------------
 deps:

@@ -1,6 +1,8 @@
 #!/bin/sh
 # make demo: boot a guest of Debian's default kernel with profil.ko, run a
-# CPU-bound program that profiles itself with profil(), print its profile.
+# CPU-bound program that profiles itself with profil() and print its
+# profile, then a gcc -pg program (demo/callgraph.c) whose gmon.out comes
+# back to the host for gprof.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 k=${DEMO_KERNEL:-$("$top/scripts/kernels.sh" | head -n 1)}
@@ -16,4 +18,10 @@ if ! grep -q '^@@ demo end' "$log"; then
 	tail -n 30 "$log" >&2
 	exit 1
 fi
+echo "== profil(): demo/hotspots, split 60/30/10 by construction"
 sed -n '/^@@ demo begin/,/^@@ demo end/p' "$log" | sed '1d;$d'
+out=$top/build/demo/gmon.out
+sed -n '/^@@ gmon begin/,/^@@ gmon end/p' "$log" | sed '1d;$d' | base64 -d > "$out"
+echo "== gcc -pg -lprofil: demo/callgraph, gprof -b build/demo/callgraph $out"
+echo "   (60/30/10 by construction; expensive 500, medium 2500, cheap 10000 calls)"
+gprof -b "$top/build/demo/callgraph" "$out" | sed -n '1,40p'

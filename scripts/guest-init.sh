@@ -66,6 +66,13 @@ elif [ "$mode" = demo ]; then
 	echo "@@ demo begin"
 	/opt/profil/runas 65534 /opt/profil/hotspots
 	echo "@@ demo end"
+	# A gcc -pg program: its gmon.out goes to the host, for gprof.
+	mkdir -m 1777 /tmp/demo && cd /tmp/demo &&
+		PROFIL_RATE=1000 /opt/profil/runas 65534 /opt/profil/callgraph
+	echo "@@ gmon begin"
+	base64 gmon.out
+	echo "@@ gmon end"
+	cd /tmp
 else
 	# Every test program as root and as uid 65534, each between markers
 	# that name it and give its exit status (scripts/count-tap.sh).

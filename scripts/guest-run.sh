@@ -30,7 +30,7 @@ done
 # shellcheck disable=SC2086
 KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" \
 	"$b/kmod/$kver/kmod/profil.ko" "$top/lib/libprofil.so.0" \
-	"$lists/tests" "$lists/nomod-tests" "$b/demo/hotspots" \
+	"$lists/tests" "$lists/nomod-tests" "$b/demo/hotspots" "$b/demo/callgraph" \
 	"$b/bench/forkcost" $files
 
 # boot: one guest run, console to LOG with the CRs dropped; QEMU's status.

@@ -412,4 +412,288 @@ TEST_F(gmon, monitor_profiles_a_program_built_without_pg)
 			   0.3 * self->hz, 0.15));
 }
 
+/* -------- struct profil_output, straight through the ioctl -------- */
+
+#define IMG_PAGES	4
+#define IMG_HEAD	64	/* bytes written as they are: 32 "bins" */
+#define IMG_REC		16
+#define IMG_MAX		100
+#define IMG_CTL		(IMG_HEAD + IMG_REC * IMG_MAX)
+
+FIXTURE(output) {
+	char dir[64];
+	unsigned char *img;
+	struct profil_output_ctl *ctl;
+	struct profil_region r;
+	struct profil_output o;
+	struct profil_setup s;
+	int dirfd;
+};
+
+FIXTURE_SETUP(output)
+{
+	REQUIRE_MODULE();
+	strcpy(self->dir, "/tmp/gmonXXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	self->dirfd = open(self->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_LE(0, self->dirfd);
+	self->img = mmap(NULL, IMG_PAGES * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->img);
+	memset(self->img, 'h', IMG_HEAD - 2);
+	self->ctl = (void *)(self->img + IMG_CTL);
+	self->ctl->enable = 1;
+	/* Every PC in one 16-bit bin, the head's last two bytes. */
+	self->r = (struct profil_region){
+		.buf = (uintptr_t)self->img + IMG_HEAD - 2, .bufsize = 2,
+		.flags = PROFIL_REGION_OVERFLOW,
+	};
+	self->o = (struct profil_output){
+		.size = sizeof(self->o), .dirfd = self->dirfd,
+		.rec_size = IMG_REC, .image = (uintptr_t)self->img,
+		.image_size = IMG_PAGES * 4096, .head_size = IMG_HEAD,
+		.nr_recs_max = IMG_MAX, .ctl_offset = IMG_CTL,
+		.name = (uintptr_t)"prof.%p", .child_name = (uintptr_t)"kid.%p",
+	};
+	self->s = (struct profil_setup){
+		.size = sizeof(self->s), .rate = RATE, .nr_regions = 1,
+		.region_size = sizeof(self->r), .regions = (uintptr_t)&self->r,
+		.output = (uintptr_t)&self->o,
+	};
+}
+
+FIXTURE_TEARDOWN(output)
+{
+	dev_ioctl(PROFIL_IOC_OFF, NULL);
+	close(self->dirfd);
+	rm_rf(self->dir);
+}
+
+/* The size of DIR/NAME, or -1. */
+static long file_size(const char *dir, const char *name)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, &st) ? -1 : st.st_size;
+}
+
+static void name_pid(char *buf, size_t len, const char *fmt, pid_t pid)
+{
+	snprintf(buf, len, fmt, (int)pid);
+}
+
+TEST_F(output, off_writes_the_head_and_the_records_in_use)
+{
+	char name[64], path[256];
+	unsigned char buf[IMG_HEAD + 3 * IMG_REC];
+	struct profil_stats st;
+	int fd;
+
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+	memset(self->img + IMG_HEAD, 'r', 5 * IMG_REC);
+	self->ctl->nr_recs = 3;
+	spin_cpu(spin_a, 50 * 1000000ULL);
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+	name_pid(name, sizeof(name), "prof.%d", getpid());
+	EXPECT_EQ(IMG_HEAD + 3 * IMG_REC, file_size(self->dir, name));
+	snprintf(path, sizeof(path), "%s/%s", self->dir, name);
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(sizeof(buf), read(fd, buf, sizeof(buf)));
+	close(fd);
+	/* What the image held when the session ended, bin included. */
+	EXPECT_EQ(0, memcmp(buf, self->img, sizeof(buf)));
+	EXPECT_NE(0, *(uint16_t *)(self->img + IMG_HEAD - 2));
+	st = get_stats();
+	EXPECT_EQ(1, st.written);
+	EXPECT_EQ(0, st.write_error);
+}
+
+TEST_F(output, a_record_count_past_the_capacity_is_clamped)
+{
+	char name[64];
+
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+	self->ctl->nr_recs = ~0ULL;
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+	name_pid(name, sizeof(name), "prof.%d", getpid());
+	EXPECT_EQ(IMG_HEAD + IMG_MAX * IMG_REC, file_size(self->dir, name));
+}
+
+TEST_F(output, enable_0_pauses_the_count)
+{
+	struct profil_stats st0 = get_stats(), st;
+
+	self->ctl->enable = 0;
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+	spin_cpu(spin_a, 50 * 1000000ULL);
+	st = get_stats();
+	EXPECT_EQ(st0.samples, st.samples);
+	EXPECT_LE(40, st.paused - st0.paused);
+	EXPECT_EQ(0, *(uint16_t *)(self->img + IMG_HEAD - 2));
+}
+
+TEST_F(output, the_file_gets_the_umask_and_the_owner_of_the_process)
+{
+	char name[64], path[256];
+	struct stat st;
+	mode_t old = umask(027);
+
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+	umask(0);	/* the umask at arming counts */
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+	umask(old);
+	name_pid(name, sizeof(name), "prof.%d", getpid());
+	snprintf(path, sizeof(path), "%s/%s", self->dir, name);
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0640, st.st_mode & 0777);
+	EXPECT_EQ(geteuid(), st.st_uid);
+}
+
+TEST_F(output, exit_writes_and_a_forked_child_uses_its_own_name)
+{
+	char name[64];
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+	self->ctl->nr_recs = 2;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		self->ctl->nr_recs = 1;
+		/* The child's session: ended by the exit. */
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	name_pid(name, sizeof(name), "kid.%d", pid);
+	EXPECT_EQ(IMG_HEAD + IMG_REC, file_size(self->dir, name));
+	name_pid(name, sizeof(name), "prof.%d", getpid());
+	EXPECT_EQ(-1, file_size(self->dir, name));
+}
+
+TEST_F(output, a_fifo_at_the_name_is_not_opened)
+{
+	char name[64], path[256];
+	struct profil_stats st;
+
+	name_pid(name, sizeof(name), "prof.%d", getpid());
+	snprintf(path, sizeof(path), "%s/%s", self->dir, name);
+	ASSERT_EQ(0, mkfifo(path, 0666));
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+	st = get_stats();
+	EXPECT_EQ(-EEXIST, st.write_error);
+	EXPECT_EQ(0, st.written);
+}
+
+/* A bad output leaves a running session exactly as it was. */
+static void expect_refused(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(output) *self, int err)
+{
+	static uint16_t bins[4];
+	struct profil_region r = {
+		.buf = (uintptr_t)bins, .bufsize = sizeof(bins),
+		.flags = PROFIL_REGION_OVERFLOW,
+	};
+	struct profil_stats st0, st;
+
+	bins[0] = 0;
+	ASSERT_EQ(0, arm_regions(&r, 1, RATE));
+	st0 = get_stats();
+	EXPECT_EQ(-err, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+	st = get_stats();
+	EXPECT_EQ(PROFIL_STATE_ON, st.state);
+	EXPECT_EQ(st0.armed, st.armed);
+	EXPECT_EQ(0, st.written);
+	spin_cpu(spin_a, 20 * 1000000ULL);
+	EXPECT_LT(0, bins[0]);
+}
+
+TEST_F(output, bad_dirfd_is_ebadf)
+{
+	self->o.dirfd = -1;
+	expect_refused(_metadata, self, EBADF);
+}
+
+TEST_F(output, a_file_as_dirfd_is_enotdir)
+{
+	self->o.dirfd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	expect_refused(_metadata, self, ENOTDIR);
+	close(self->o.dirfd);
+}
+
+TEST_F(output, bad_templates_are_einval)
+{
+	const char *bad[] = { "", ".", "..", "a/b", "a%", "a%d", "%p/x" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		self->o.name = (uintptr_t)bad[i];
+		expect_refused(_metadata, self, EINVAL);
+		self->o.name = (uintptr_t)"ok";
+		self->o.child_name = (uintptr_t)bad[i];
+		expect_refused(_metadata, self, EINVAL);
+		self->o.child_name = (uintptr_t)"kid";
+	}
+}
+
+TEST_F(output, a_long_name_is_enametoolong)
+{
+	char name[300];
+
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	self->o.name = (uintptr_t)name;
+	expect_refused(_metadata, self, ENAMETOOLONG);
+	name[254] = '\0';
+	strcat(name, "%p");	/* 254 bytes and a pid: too long expanded */
+	expect_refused(_metadata, self, ENAMETOOLONG);
+}
+
+TEST_F(output, bad_pointers_are_efault)
+{
+	self->o.name = 0;
+	expect_refused(_metadata, self, EFAULT);
+	self->o.name = (uintptr_t)"ok";
+	self->s.output = 8;
+	expect_refused(_metadata, self, EFAULT);
+	self->s.output = (uintptr_t)&self->o;
+	munmap(self->img + 4096, 4096);
+	expect_refused(_metadata, self, EFAULT);
+}
+
+TEST_F(output, bad_layouts_are_einval)
+{
+	struct profil_output good = self->o;
+
+	self->o.flags = 1;
+	expect_refused(_metadata, self, EINVAL);
+	self->o = good;
+	self->o.rec_size = 0;
+	expect_refused(_metadata, self, EINVAL);
+	self->o = good;
+	self->o.rec_size = 4097;
+	expect_refused(_metadata, self, EINVAL);
+	self->o = good;
+	self->o.image += 4;
+	expect_refused(_metadata, self, EINVAL);
+	self->o = good;
+	self->o.ctl_offset = IMG_CTL - 8;	/* over the last record */
+	expect_refused(_metadata, self, EINVAL);
+	self->o = good;
+	self->o.ctl_offset = IMG_CTL + 4;	/* misaligned */
+	expect_refused(_metadata, self, EINVAL);
+	self->o = good;
+	self->o.ctl_offset = good.image_size - 8;	/* past the end */
+	expect_refused(_metadata, self, EINVAL);
+	self->o = good;
+	self->o.nr_recs_max = ~0ULL / 2;	/* overflows */
+	expect_refused(_metadata, self, EINVAL);
+	self->o = good;
+	self->o.size = PROFIL_OUTPUT_SIZE_VER0 - 8;
+	expect_refused(_metadata, self, EINVAL);
+}
+
 TEST_HARNESS_MAIN

@@ -990,8 +990,9 @@ static void m_size_31(struct abi_args *a) { a->s->size = 31; }
 static void m_size_8192(struct abi_args *a) { a->s->size = 8192; }
 static void m_size_tail(struct abi_args *a)
 {
-	a->s->size = 40;
-	a->setup_mem[36] = 1;
+	/* A byte past the struct this header knows. */
+	a->s->size = sizeof(struct profil_setup) + 8;
+	a->setup_mem[sizeof(struct profil_setup) + 4] = 1;
 }
 static void m_arg_null(struct abi_args *a) { a->arg = NULL; }
 static void m_arg_kernel(struct abi_args *a)
@@ -1186,7 +1187,7 @@ TEST(abi_grown_struct_with_a_later_headers_number)
 	st1.st.size = sizeof(st1);
 	ASSERT_EQ(0, dev_ioctl(_IOWR(PROFIL_IOC_MAGIC, 3, struct stats_v1),
 			       &st1));
-	EXPECT_EQ(PROFIL_STATS_SIZE_VER0, st1.st.size);
+	EXPECT_EQ(sizeof(struct profil_stats), st1.st.size);
 	EXPECT_EQ(PROFIL_STATE_ON, st1.st.state);
 	EXPECT_EQ(1, st1.st.armed);
 	EXPECT_EQ(0xccccccccccccccccULL, st1.extra[0]);
@@ -1225,13 +1226,21 @@ TEST(abi_stats_sizes_and_pointers)
 	EXPECT_EQ(-EFAULT, dev_ioctl(PROFIL_IOC_STATS, NULL));
 	st->size = sizeof(big);
 	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_STATS, st));
-	/* The kernel wrote its 64 bytes, every one, and not one more. */
-	EXPECT_EQ(PROFIL_STATS_SIZE_VER0, st->size);
+	/* The kernel wrote its bytes, every one, and not one more. */
+	EXPECT_EQ(PROFIL_STATS_SIZE_VER1, st->size);
 	EXPECT_EQ(PROFIL_STATE_OFF, st->state);
 	EXPECT_EQ(0, st->samples);
 	EXPECT_EQ(0, st->armed);
-	EXPECT_EQ(0xcc, big[PROFIL_STATS_SIZE_VER0]);
+	EXPECT_EQ(0, st->written);
+	EXPECT_EQ(0, st->reserved);
+	EXPECT_EQ(0xcc, big[PROFIL_STATS_SIZE_VER1]);
 	EXPECT_EQ(0xcc, big[sizeof(big) - 1]);
+	/* A program built against the first header gets the first 64. */
+	memset(big, 0xcc, sizeof(big));
+	st->size = PROFIL_STATS_SIZE_VER0;
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_STATS, st));
+	EXPECT_EQ(PROFIL_STATS_SIZE_VER0, st->size);
+	EXPECT_EQ(0xcc, big[PROFIL_STATS_SIZE_VER0]);
 }
 
 /* --------------------------------------------------------------- library */
