@@ -126,6 +126,9 @@ install: lib
 	install -m 644 uapi/linux/profil.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 644 man/profil.2 $(DESTDIR)$(MANDIR)/man2/
 	ln -sf ../man2/profil.2 $(DESTDIR)$(MANDIR)/man3/profil_inherit.3
+	install -m 644 man/monitor.3 $(DESTDIR)$(MANDIR)/man3/
+	for f in monstartup moncontrol _mcleanup; do \
+		ln -sf monitor.3 $(DESTDIR)$(MANDIR)/man3/$$f.3; done
 	install -m 644 man/profil.4 $(DESTDIR)$(MANDIR)/man4/
 	install -m 644 man/libprofil.7 $(DESTDIR)$(MANDIR)/man7/
 

@@ -11,6 +11,9 @@
  */
 #include <stdio.h>
 
+/* Written by each function, so that no call can be optimised away. */
+static volatile unsigned long sink;
+
 static inline __attribute__((always_inline)) unsigned long churn(unsigned long n)
 {
 	unsigned long x = n;
@@ -20,42 +23,39 @@ static inline __attribute__((always_inline)) unsigned long churn(unsigned long n
 	return x;
 }
 
-__attribute__((noinline)) unsigned long expensive(void)
+__attribute__((noinline)) void expensive(void)
 {
-	return churn(300000);
+	sink += churn(300000);
 }
 
-__attribute__((noinline)) unsigned long medium(void)
+__attribute__((noinline)) void medium(void)
 {
-	return churn(30000);
+	sink += churn(30000);
 }
 
-__attribute__((noinline)) unsigned long cheap(void)
+__attribute__((noinline)) void cheap(void)
 {
-	return churn(2500);
+	sink += churn(2500);
 }
 
-__attribute__((noinline)) unsigned long simulate(void)
+__attribute__((noinline)) void simulate(void)
 {
-	unsigned long x = 0;
 	int i;
 
 	for (i = 0; i < 10; i++)
-		x += expensive();
+		expensive();
 	for (i = 0; i < 50; i++)
-		x += medium();
+		medium();
 	for (i = 0; i < 200; i++)
-		x += cheap();
-	return x;
+		cheap();
 }
 
 int main(void)
 {
-	unsigned long x = 0;
 	int i;
 
 	for (i = 0; i < 50; i++)
-		x += simulate();
-	printf("callgraph: done (%lx)\n", x & 0xfff);
+		simulate();
+	printf("callgraph: done (%lx)\n", sink & 0xfff);
 	return 0;
 }
