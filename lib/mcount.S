@@ -12,6 +12,40 @@
  */
 	.text
 
+/*
+ * PROFILE_ENTRY frame, self, from: save the argument registers in
+ * a frame of @frame bytes (which leaves %rsp 16-aligned), load selfpc
+ * from @self(%rsp) and frompc from @from, call __profil_mcount().
+ */
+	.macro	PROFILE_ENTRY frame, self, from
+	.cfi_startproc
+	subq	$\frame, %rsp
+	.cfi_adjust_cfa_offset \frame
+	movq	%rax, (%rsp)
+	movq	%rcx, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rsi, 24(%rsp)
+	movq	%rdi, 32(%rsp)
+	movq	%r8, 40(%rsp)
+	movq	%r9, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movq	\self(%rsp), %rsi
+	movq	\from, %rdi
+	call	__profil_mcount
+	movq	56(%rsp), %r10
+	movq	48(%rsp), %r9
+	movq	40(%rsp), %r8
+	movq	32(%rsp), %rdi
+	movq	24(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	8(%rsp), %rcx
+	movq	(%rsp), %rax
+	addq	$\frame, %rsp
+	.cfi_adjust_cfa_offset -\frame
+	ret
+	.cfi_endproc
+	.endm
+
 	.globl	mcount
 	.type	mcount, @function
 	.globl	_mcount
@@ -19,32 +53,8 @@
 	.p2align 4
 mcount:
 _mcount:
-	.cfi_startproc
-	subq	$72, %rsp		/* entry %rsp is 8 mod 16 */
-	.cfi_adjust_cfa_offset 72
-	movq	%rax, (%rsp)
-	movq	%rcx, 8(%rsp)
-	movq	%rdx, 16(%rsp)
-	movq	%rsi, 24(%rsp)
-	movq	%rdi, 32(%rsp)
-	movq	%r8, 40(%rsp)
-	movq	%r9, 48(%rsp)
-	movq	%r10, 56(%rsp)
-	movq	72(%rsp), %rsi		/* selfpc: our return address */
-	movq	8(%rbp), %rdi		/* frompc: the function's */
-	call	__profil_mcount
-	movq	56(%rsp), %r10
-	movq	48(%rsp), %r9
-	movq	40(%rsp), %r8
-	movq	32(%rsp), %rdi
-	movq	24(%rsp), %rsi
-	movq	16(%rsp), %rdx
-	movq	8(%rsp), %rcx
-	movq	(%rsp), %rax
-	addq	$72, %rsp
-	.cfi_adjust_cfa_offset -72
-	ret
-	.cfi_endproc
+	/* Entry %rsp is 8 mod 16; selfpc is our return address. */
+	PROFILE_ENTRY 72, 72, 8(%rbp)
 	.size	mcount, .-mcount
 	.size	_mcount, .-_mcount
 
@@ -52,32 +62,8 @@ _mcount:
 	.type	__fentry__, @function
 	.p2align 4
 __fentry__:
-	.cfi_startproc
-	subq	$64, %rsp		/* entry %rsp is 0 mod 16 */
-	.cfi_adjust_cfa_offset 64
-	movq	%rax, (%rsp)
-	movq	%rcx, 8(%rsp)
-	movq	%rdx, 16(%rsp)
-	movq	%rsi, 24(%rsp)
-	movq	%rdi, 32(%rsp)
-	movq	%r8, 40(%rsp)
-	movq	%r9, 48(%rsp)
-	movq	%r10, 56(%rsp)
-	movq	64(%rsp), %rsi		/* selfpc: our return address */
-	movq	72(%rsp), %rdi		/* frompc: the function's */
-	call	__profil_mcount
-	movq	56(%rsp), %r10
-	movq	48(%rsp), %r9
-	movq	40(%rsp), %r8
-	movq	32(%rsp), %rdi
-	movq	24(%rsp), %rsi
-	movq	16(%rsp), %rdx
-	movq	8(%rsp), %rcx
-	movq	(%rsp), %rax
-	addq	$64, %rsp
-	.cfi_adjust_cfa_offset -64
-	ret
-	.cfi_endproc
+	/* Entry %rsp is 0 mod 16; the function's return address is above ours. */
+	PROFILE_ENTRY 64, 64, 72(%rsp)
 	.size	__fentry__, .-__fentry__
 
 #ifdef PROFIL_SHARED

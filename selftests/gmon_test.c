@@ -178,29 +178,34 @@ FIXTURE_TEARDOWN(gmon)
 		rm_rf(self->dir);
 }
 
-TEST_F(gmon, _exit_leaves_the_file)
+/* gmon_subject ended by @mode: by @sig, or exit status 0 if @sig is 0. */
+static void check_end(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(gmon) *self, const char *mode, int sig)
 {
-	ASSERT_EQ(0, run_subject(&self->r, self->bin, "_exit", NULL));
+	run_subject(&self->r, self->bin, mode, NULL);
+	if (sig) {
+		ASSERT_TRUE(WIFSIGNALED(self->r.status));
+		EXPECT_EQ(sig, WTERMSIG(self->r.status));
+	} else {
+		ASSERT_EQ(0, self->r.status);
+	}
 	LOAD("gmon.out");
 	EXPECT_FIRST_CALLS();
+}
+
+TEST_F(gmon, _exit_leaves_the_file)
+{
+	check_end(_metadata, self, "_exit", 0);
 }
 
 TEST_F(gmon, abort_leaves_the_file)
 {
-	run_subject(&self->r, self->bin, "abort", NULL);
-	ASSERT_TRUE(WIFSIGNALED(self->r.status));
-	EXPECT_EQ(SIGABRT, WTERMSIG(self->r.status));
-	LOAD("gmon.out");
-	EXPECT_FIRST_CALLS();
+	check_end(_metadata, self, "abort", SIGABRT);
 }
 
 TEST_F(gmon, sigsegv_leaves_the_file)
 {
-	run_subject(&self->r, self->bin, "segv", NULL);
-	ASSERT_TRUE(WIFSIGNALED(self->r.status));
-	EXPECT_EQ(SIGSEGV, WTERMSIG(self->r.status));
-	LOAD("gmon.out");
-	EXPECT_FIRST_CALLS();
+	check_end(_metadata, self, "segv", SIGSEGV);
 }
 
 /* gprof's seconds for hot() and cold(): samples / profrate, vs CPU time. */
