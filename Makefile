@@ -40,7 +40,7 @@ LIB_HDRS	:= lib/profil-private.h lib/include/profil.h lib/include/mon.h \
 # gmon_subject.c built with -pg: against libprofil four ways, and against
 # glibc alone (run with LD_PRELOAD=libprofil.so.0).
 GMON_SUBJECTS	:= gmon_subject gmon_subject_static gmon_subject_nopie \
-		   gmon_subject_fentry gmon_subject_glibc
+		   gmon_subject_fentry gmon_subject_glibc gmon_subject_setuid
 # The guest's programs, in one place: kselftest programs run as root and as
 # uid 65534 with the module loaded, then without it, and their helpers.
 GUEST_TESTS	:= profil_test lifecycle_test pin_test lib_test gmon_test
@@ -157,6 +157,9 @@ $(BUILD)/selftests/gmon_subject_nopie: selftests/gmon_subject.c $(LIB_FILES) | $
 	$(CC) $(GMON_CFLAGS) -no-pie -o $@ $< -Llib -lprofil
 $(BUILD)/selftests/gmon_subject_fentry: selftests/gmon_subject.c $(LIB_FILES) | $(BUILD)/selftests
 	$(CC) $(GMON_CFLAGS) -mfentry -o $@ $< -Llib -lprofil
+# Set-user-ID root in the guest (static: ld.so ignores LD_LIBRARY_PATH there).
+$(BUILD)/selftests/gmon_subject_setuid: $(BUILD)/selftests/gmon_subject_static
+	cp $< $@
 $(BUILD)/selftests/gmon_subject_glibc: selftests/gmon_subject.c | $(BUILD)/selftests
 	$(CC) $(GMON_CFLAGS) -o $@ $<
 $(BUILD)/selftests/gmon_monitor: selftests/gmon_subject.c $(LIB_FILES) | $(BUILD)/selftests

@@ -91,6 +91,8 @@ for k in $kernels; do
 	p=$((p + ${1:-0})) f=$((f + ${2:-1})) s=${3:-0}
 	echo "== $k: $p passed, $f failed, $s skipped ($(( $(date +%s) - t0 )) s; log $log)"
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	gate "$k: gprof reads a -pg program's gmon.out (exact calls, 60/30/10 time)" \
+		"$b/gprof-$k.log" "$top/scripts/gprof-check.sh" "$log"
 done
 
 echo "== make check took $(( $(date +%s) - start )) s"

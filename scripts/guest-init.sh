@@ -89,6 +89,14 @@ else
 		run root "$t"
 		run user "$t"
 	done
+	# A gcc -pg program's gmon.out, for gprof on the host
+	# (scripts/gprof-check.sh).
+	mkdir -m 1777 /tmp/gprof && cd /tmp/gprof &&
+		PROFIL_RATE=1000 /opt/profil/runas 65534 /opt/profil/callgraph
+	echo "@@ gmon begin"
+	base64 gmon.out
+	echo "@@ gmon end"
+	cd /tmp
 	# The no-module tests only mean something with the module gone.
 	if rmmod profil && [ ! -e /dev/profil ]; then
 		echo "ok - guest: rmmod profil with no session left"

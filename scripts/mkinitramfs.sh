@@ -40,4 +40,6 @@ done
 
 # The pin counter for unprivileged tests is root's and set-user-ID.
 [ ! -e "$root/opt/profil/pinsheld" ] || chmod 4755 "$root/opt/profil/pinsheld"
+[ ! -e "$root/opt/profil/gmon_subject_setuid" ] ||
+	chmod 4755 "$root/opt/profil/gmon_subject_setuid"
 (cd "$root" && find . | cpio -o -H newc -R 0:0 --quiet | gzip -1) > "$out"

@@ -319,6 +319,26 @@ TEST_F(gmon, no_sigprof_handler_and_the_programs_own_sigprof_works)
 	EXPECT_FIRST_CALLS();
 }
 
+TEST_F(gmon, set_id_programs_ignore_gmon_out_prefix_and_profdir)
+{
+	char prefix[4400], profdir[4400];
+
+	if (!geteuid())
+		SKIP(return, "root runs a set-user-ID root program as itself");
+	gmon_helper(self->bin, sizeof(self->bin), "gmon_subject_setuid");
+	ASSERT_EQ(0, mkdir("pd", 0777));
+	snprintf(prefix, sizeof(prefix), "GMON_OUT_PREFIX=%s/prof", self->dir);
+	snprintf(profdir, sizeof(profdir), "PROFDIR=%s/pd", self->dir);
+	self->env[0] = prefix;
+	self->env[1] = profdir;
+	ASSERT_EQ(0, run_subject(&self->r, self->bin, "calls", self->env));
+	snprintf(self->path, sizeof(self->path), "prof.%d", self->r.pid);
+	EXPECT_NE(0, access(self->path, F_OK));
+	EXPECT_EQ(0, rmdir("pd"));	/* empty */
+	LOAD("gmon.out");
+	EXPECT_FIRST_CALLS();
+}
+
 static void check_victim(struct __test_metadata *_metadata)
 {
 	char buf[32] = "";
