@@ -26,15 +26,17 @@ TEST_CFLAGS	:= $(CFLAGS) -Wall -std=gnu11 -Iuapi -Ilib/include \
 		   -I$(HARNESS_DIR) -pthread
 
 KMOD_SRCS	:= $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
-LIB_SRCS	:= lib/dev.c lib/profil.c lib/gmon.c
+LIB_SRCS	:= lib/dev.c lib/profil.c lib/gmon.c lib/regions.c lib/aix.c \
+		   lib/sprofil.c lib/pcsample.c
 LIB_ASRCS	:= lib/mcount.S
 # Sources with a GLIBC_2.2.5 alias (.symver), which -flto would lose.
-NO_LTO_SRCS	:= lib/profil.c lib/gmon.c
+NO_LTO_SRCS	:= lib/profil.c lib/gmon.c lib/sprofil.c
 # mcount's C side must leave the vector registers (arguments) alone.
 GENREGS_SRCS	:= lib/gmon.c
 LIB_OBJS	:= $(LIB_SRCS:.c=.o) $(LIB_ASRCS:.S=.o)
 LIB_SOBJS	:= $(LIB_SRCS:.c=.os) $(LIB_ASRCS:.S=.os)
 LIB_HDRS	:= lib/profil-private.h lib/include/profil.h lib/include/mon.h \
+		   lib/include/pcsample.h \
 		   uapi/linux/profil.h
 
 # gmon_subject.c built with -pg: against libprofil four ways, and against
@@ -43,10 +45,12 @@ GMON_SUBJECTS	:= gmon_subject gmon_subject_static gmon_subject_nopie \
 		   gmon_subject_fentry gmon_subject_glibc gmon_subject_setuid
 # The guest's programs, in one place: kselftest programs run as root and as
 # uid 65534 with the module loaded, then without it, and their helpers.
-GUEST_TESTS	:= profil_test lifecycle_test pin_test lib_test gmon_test
+GUEST_TESTS	:= profil_test lifecycle_test pin_test lib_test gmon_test \
+		   sprofil_test aix_test
 GUEST_NOMOD_TESTS := nomod_test
 GUEST_HELPERS	:= exec_helper perfhold runas pinsheld probe_dynamic \
-		   probe_static probe_glibc $(GMON_SUBJECTS) gmon_monitor
+		   probe_static probe_glibc $(GMON_SUBJECTS) gmon_monitor \
+		   sprofil_probe_glibc
 export GUEST_TESTS GUEST_NOMOD_TESTS GUEST_HELPERS
 TESTS		:= $(addprefix $(BUILD)/selftests/,$(GUEST_TESTS) \
 		   $(GUEST_NOMOD_TESTS) $(GUEST_HELPERS))
@@ -122,7 +126,8 @@ install: lib
 	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libprofil.so
 	install -m 644 lib/libprofil.a $(DESTDIR)$(LIBDIR)/
 	$(PC_SUBST) lib/libprofil.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libprofil.pc
-	install -m 644 lib/include/profil.h lib/include/mon.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 lib/include/profil.h lib/include/mon.h \
+		lib/include/pcsample.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 uapi/linux/profil.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 644 man/profil.2 $(DESTDIR)$(MANDIR)/man2/
 	ln -sf ../man2/profil.2 $(DESTDIR)$(MANDIR)/man3/profil_inherit.3
@@ -157,6 +162,9 @@ $(BUILD)/selftests/gmon_subject_nopie: selftests/gmon_subject.c $(LIB_FILES) | $
 	$(CC) $(GMON_CFLAGS) -no-pie -o $@ $< -Llib -lprofil
 $(BUILD)/selftests/gmon_subject_fentry: selftests/gmon_subject.c $(LIB_FILES) | $(BUILD)/selftests
 	$(CC) $(GMON_CFLAGS) -mfentry -o $@ $< -Llib -lprofil
+# glibc's sprofil, for LD_PRELOAD=libprofil.so.0 (sprofil_test).
+$(BUILD)/selftests/sprofil_probe_glibc: selftests/sprofil_probe.c | $(BUILD)/selftests
+	$(CC) $(CFLAGS) -Wall -Iuapi -o $@ $<
 # Set-user-ID root in the guest (static: ld.so ignores LD_LIBRARY_PATH there).
 $(BUILD)/selftests/gmon_subject_setuid: $(BUILD)/selftests/gmon_subject_static
 	cp $< $@

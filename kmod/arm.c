@@ -68,6 +68,7 @@ struct profil_arm *profil_arm_clone(const struct profil_arm *src)
 	if (!arm)
 		return NULL;
 	arm->flags = src->flags;
+	arm->mode = src->mode;
 	arm->rate = src->rate;
 	arm->period_ns = src->period_ns;
 	arm->nr_regions = src->nr_regions;
@@ -81,7 +82,7 @@ struct profil_arm *profil_arm_clone(const struct profil_arm *src)
 	}
 	if (src->overflow)
 		arm->overflow = &arm->regions[src->overflow - src->regions];
-	if (profil_output_clone(arm, src)) {
+	if (profil_index_build(arm) || profil_output_clone(arm, src)) {
 		profil_arm_put(arm);
 		return NULL;
 	}
@@ -93,6 +94,7 @@ void profil_arm_put(struct profil_arm *arm)
 	if (!refcount_dec_and_test(&arm->ref))
 		return;
 	profil_output_free(arm->out);
+	kvfree(arm->index);	/* only the tick reads it: no tick runs now */
 	kvfree_rcu(arm, rcu);
 }
 

@@ -30,12 +30,13 @@
 struct profil_fork {
 	struct callback_head cb;
 	struct profil_arm *arm;	/* the parent's, referenced; config only */
+	long pc_next;		/* pcsample: the parent's next slot at fork */
 };
 
 static struct tracepoint *profil_fork_tp;
 
 /* In the new child: take over the parent's configuration. */
-static void profil_inherit(const struct profil_arm *parent)
+static void profil_inherit(const struct profil_arm *parent, long pc_next)
 {
 	struct profil_session *sess;
 	struct profil_arm *arm;
@@ -47,6 +48,8 @@ static void profil_inherit(const struct profil_arm *parent)
 			       parent->period_ns), &sess->cnt.missed);
 	arm = profil_arm_clone(parent);
 	if (arm) {
+		/* The child's copy of the array is filled up to there. */
+		atomic_long_set(&arm->pc_next, pc_next);
 		if (!profil_session_start(sess, arm, true))
 			return;
 		profil_arm_put(arm);
@@ -65,7 +68,7 @@ static void profil_fork_run(struct callback_head *cb)
 
 	/* Run from do_exit() instead if the child died first: nothing then. */
 	if (current->mm && !(current->flags & PF_EXITING))
-		profil_inherit(f->arm);
+		profil_inherit(f->arm, f->pc_next);
 	profil_arm_put(f->arm);
 	kfree(f);
 	module_put(THIS_MODULE);
@@ -99,6 +102,7 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 	if (!f)
 		goto out_put;
 	f->arm = arm;
+	f->pc_next = atomic_long_read(&arm->pc_next);
 	init_task_work(&f->cb, profil_fork_run);
 	/* The session in the hash holds the module: not the last ref. */
 	__module_get(THIS_MODULE);

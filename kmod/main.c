@@ -54,19 +54,25 @@ int profil_copy_in(void *dst, size_t ksize, size_t min_size,
 }
 
 static int profil_region_check(const struct profil_region *ur,
-			       struct profil_kregion *r)
+			       struct profil_kregion *r, u32 mode)
 {
-	u32 shift = profil_bin_shift(ur->flags);
+	u32 flags = ur->flags, shift;
 	u64 end;
 
-	if (ur->flags & ~PROFIL_REGION_FLAGS)
+	if (flags & ~PROFIL_REGION_FLAGS)
 		return -EINVAL;
-	if (ur->flags & PROFIL_REGION_OVERFLOW) {
+	if (mode == PROFIL_MODE_PCSAMPLE) {
+		/* An array of __u64 PCs: no flags, offset or scale. */
+		if (flags || ur->offset || ur->scale)
+			return -EINVAL;
+		flags = PROFIL_KREGION_PCS;
+	} else if (flags & PROFIL_REGION_OVERFLOW) {
 		if (ur->offset || ur->scale)
 			return -EINVAL;
 	} else if (!ur->scale || ur->scale > PROFIL_SCALE_ONE) {
 		return -EINVAL;
 	}
+	shift = profil_bin_shift(flags);
 	if (ur->buf & ((1U << shift) - 1))
 		return -EINVAL;
 	if (ur->bufsize > PROFIL_MAX_BUFSIZE)
@@ -79,9 +85,9 @@ static int profil_region_check(const struct profil_region *ur,
 	r->uaddr = ur->buf;
 	r->offset = ur->offset;
 	r->scale = ur->scale;
-	r->flags = ur->flags;
+	r->flags = flags;
 	r->nbins = ur->bufsize >> shift;
-	if (ur->flags & PROFIL_REGION_OVERFLOW)
+	if (flags & PROFIL_REGION_OVERFLOW)
 		r->nbins = min_t(u64, r->nbins, 1);
 	return 0;
 }
@@ -119,7 +125,7 @@ static int profil_regions_copy(struct profil_arm *arm,
 		} else {
 			kr = &arm->regions[n++];
 		}
-		ret = profil_region_check(&r, kr);
+		ret = profil_region_check(&r, kr, ks->mode);
 		if (ret)
 			return ret;
 	}
@@ -127,7 +133,7 @@ static int profil_regions_copy(struct profil_arm *arm,
 		return -EINVAL;
 	arm->nr_regions = n;
 	sort(arm->regions, n, sizeof(*arm->regions), profil_region_cmp, NULL);
-	return 0;
+	return profil_index_build(arm);
 }
 
 static int profil_setup_check(const struct profil_setup *ks, u32 *rate)
@@ -136,9 +142,11 @@ static int profil_setup_check(const struct profil_setup *ks, u32 *rate)
 
 	if (ks->flags & ~PROFIL_F_ALL)
 		return -EINVAL;
-	if (ks->mode == PROFIL_MODE_PCSAMPLE)
-		return -EOPNOTSUPP;
-	if (ks->mode != PROFIL_MODE_HIST)
+	if (ks->mode != PROFIL_MODE_HIST && ks->mode != PROFIL_MODE_PCSAMPLE)
+		return -EINVAL;
+	/* pcsample: one array of PCs, and no profile file. */
+	if (ks->mode == PROFIL_MODE_PCSAMPLE &&
+	    (ks->nr_regions != 1 || ks->output))
 		return -EINVAL;
 	*rate = ks->rate ? ks->rate : HZ;
 	if (*rate > max_rate || *rate > PROFIL_RATE_CAP)
@@ -199,6 +207,7 @@ static long profil_ioc_setup(void __user *uarg)
 	if (!arm)
 		return -ENOMEM;
 	arm->flags = ks.flags;
+	arm->mode = ks.mode;
 	arm->rate = rate;
 	arm->period_ns = div_u64(NSEC_PER_SEC, rate);
 	ret = profil_regions_copy(arm, &ks);

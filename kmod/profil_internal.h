@@ -103,6 +103,19 @@ struct profil_koutput {
 	char *child_name;		/* template for forked children */
 };
 
+/*
+ * One stretch of PCs [start, end) that counts in region @r: the region
+ * index that the tick binary-searches (profil_index_build()).
+ */
+struct profil_interval {
+	u64 start;
+	u64 end;
+	const struct profil_kregion *r;
+};
+
+/* struct profil_kregion.flags beyond PROFIL_REGION_*: a pcsample array. */
+#define PROFIL_KREGION_PCS	0x80000000U
+
 struct profil_session;
 
 struct profil_arm {
@@ -110,6 +123,7 @@ struct profil_arm {
 	refcount_t ref;			/* see "Objects" above */
 	struct rcu_head rcu;
 	u32 flags;			/* PROFIL_F_* */
+	u32 mode;			/* PROFIL_MODE_* */
 	u64 period_ns;			/* task CPU time per sample */
 	u32 rate;			/* samples per CPU second */
 	struct user_struct *user;	/* charged for the pins, or NULL */
@@ -129,6 +143,14 @@ struct profil_arm {
 	bool live;
 	atomic_t faulted;
 	unsigned long fault_gp;
+
+	/* PROFIL_MODE_PCSAMPLE: the next slot of regions[0], and full. */
+	atomic_long_t pc_next;
+	atomic_t full;
+
+	/* PROFIL_MODE_HIST: sorted, disjoint, by profil_index_build(). */
+	struct profil_interval *index;
+	u32 nr_index;
 
 	struct profil_kregion *overflow; /* PROFIL_REGION_OVERFLOW or NULL */
 	struct profil_koutput *out;	/* the profile file, or NULL */
@@ -170,9 +192,11 @@ profil_output_ctl(const struct profil_arm *arm)
 	return arm->image->bins + arm->out->ctl_offset;
 }
 
-/* log2 of the size of a bin with these PROFIL_REGION_* flags. */
+/* log2 of the size of a bin (or a stored PC) with these flags. */
 static inline unsigned int profil_bin_shift(u32 flags)
 {
+	if (flags & PROFIL_KREGION_PCS)
+		return 3;
 	return (flags & PROFIL_REGION_U32) ? 2 : 1;
 }
 
@@ -249,6 +273,7 @@ int profil_output_init(void);
 void profil_output_exit(void);
 
 /* tick.c: the sampling events */
+int profil_index_build(struct profil_arm *arm);
 int profil_events_start(struct profil_arm *arm);
 void profil_events_stop(struct profil_arm *arm);
 

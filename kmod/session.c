@@ -132,9 +132,22 @@ static struct profil_arm *profil_session_faulted(struct profil_session *sess)
 	return arm;
 }
 
+/* A pcsample arm whose array filled up stops here (the tick cannot). */
+static void profil_session_stop_full(struct profil_session *sess)
+{
+	struct profil_arm *arm;
+
+	mutex_lock(&sess->lock);
+	arm = profil_locked_arm(sess);
+	if (arm && atomic_read(&arm->full))
+		profil_session_stop_locked(sess, PROFIL_STOP_FULL);
+	mutex_unlock(&sess->lock);
+}
+
 /**
- * profil_session_settle - settle a fault: resume counting or stop the arm
- * @work: the session's settle_work, queued by the first invalidation
+ * profil_session_settle - settle a fault or a full pcsample array
+ * @work: the session's settle_work, queued by the first invalidation, or
+ *	by the tick that found the array full
  *
  * Borrows the mm (a worker has none) to fault the pages in, with no lock
  * held, then checks them under the session lock (arm.c).
@@ -149,6 +162,7 @@ void profil_session_settle(struct work_struct *work)
 	/* An mm on its way out: its ->release stops the arm. */
 	if (!mmget_not_zero(mm))
 		return;
+	profil_session_stop_full(sess);
 	kthread_use_mm(mm);
 	arm = profil_session_faulted(sess);
 	if (arm) {
@@ -330,7 +344,7 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 	if (!inherited)
 		atomic64_inc(&sess->cnt.armed);
 	/* A fault since the arm went live found it not running yet. */
-	if (atomic_read(&arm->faulted))
+	if (atomic_read(&arm->faulted) || atomic_read(&arm->full))
 		schedule_work(&sess->settle_work);
 out:
 	mutex_unlock(&sess->lock);

@@ -21,6 +21,7 @@
  * ever touched on the CPU the thread runs on, and nobody reads it as a total.
  */
 #include <linux/math64.h>
+#include <linux/overflow.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/rcupdate.h>
@@ -72,22 +73,118 @@ static notrace void *profil_region_bin(const struct profil_kregion *r, u64 pc)
 	return r->bins + (idx << profil_bin_shift(r->flags));
 }
 
-/* Find the bin for @pc: the region with the highest offset that holds it. */
+/*
+ * Find the bin for @pc: the region with the highest offset that holds it,
+ * by binary search of the arm's index, whatever the number of regions.
+ */
 static notrace void *profil_find_bin(const struct profil_arm *arm, u64 pc,
 				     const struct profil_kregion **rp)
 {
-	u32 i;
-	void *bin;
+	const struct profil_interval *iv = arm->index;
+	u32 lo = 0, hi = arm->nr_index, mid;
 
-	for (i = 0; i < arm->nr_regions; i++) {
-		bin = profil_region_bin(&arm->regions[i], pc);
-		if (bin) {
-			*rp = &arm->regions[i];
-			return bin;
-		}
+	/* The last interval that starts at or below @pc. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (iv[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && pc < iv[lo - 1].end) {
+		*rp = iv[lo - 1].r;
+		return profil_region_bin(*rp, pc);
 	}
 	*rp = arm->overflow;
 	return arm->overflow ? arm->overflow->bins : NULL;
+}
+
+/* The PCs [start, end) that count in @r; end saturates at U64_MAX. */
+static void profil_region_span(const struct profil_kregion *r, u64 *start,
+			       u64 *end)
+{
+	/* Halfwords h with (h * scale) >> 16 < nbins: below this. */
+	u64 halfwords = DIV_ROUND_UP(r->nbins << 16, r->scale);
+
+	*start = r->offset;
+	if (check_add_overflow(r->offset, halfwords * 2, end))
+		*end = U64_MAX;
+}
+
+static int profil_u64_cmp(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The region that counts @pc: the first, by offset, highest first. */
+static const struct profil_kregion *
+profil_region_at(const struct profil_arm *arm, u64 pc)
+{
+	u64 start, end;
+	u32 i;
+
+	for (i = 0; i < arm->nr_regions; i++) {
+		profil_region_span(&arm->regions[i], &start, &end);
+		if (arm->regions[i].nbins && pc >= start && pc < end)
+			return &arm->regions[i];
+	}
+	return NULL;
+}
+
+/**
+ * profil_index_build - flatten @arm's regions for the tick
+ * @arm: an arm whose regions are set and sorted, highest offset first
+ *
+ * Cuts the PC space at every region's start and end and names, for each
+ * piece, the region that wins there (the highest offset); adjacent pieces
+ * of one region are merged.  O(n^2) in regions at setup, O(log n) a tick.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int profil_index_build(struct profil_arm *arm)
+{
+	const struct profil_kregion *r, *cur;
+	struct profil_interval *iv;
+	u32 i, n = 0, nr_pts = 0;
+	u64 *pts;
+
+	if (arm->mode != PROFIL_MODE_HIST || !arm->nr_regions)
+		return 0;
+	pts = kvmalloc_array(2 * arm->nr_regions, sizeof(*pts), GFP_KERNEL);
+	iv = kvmalloc_array(2 * arm->nr_regions, sizeof(*iv),
+			    GFP_KERNEL_ACCOUNT);
+	if (!pts || !iv) {
+		kvfree(pts);
+		kvfree(iv);
+		return -ENOMEM;
+	}
+	for (i = 0; i < arm->nr_regions; i++) {
+		if (!arm->regions[i].nbins)
+			continue;
+		profil_region_span(&arm->regions[i], &pts[nr_pts],
+				   &pts[nr_pts + 1]);
+		nr_pts += 2;
+	}
+	sort(pts, nr_pts, sizeof(*pts), profil_u64_cmp, NULL);
+	for (i = 0; i + 1 < nr_pts; i++) {
+		if (pts[i] == pts[i + 1])
+			continue;
+		cur = profil_region_at(arm, pts[i]);
+		if (!cur)
+			continue;
+		r = n ? iv[n - 1].r : NULL;
+		if (r == cur && iv[n - 1].end == pts[i]) {
+			iv[n - 1].end = pts[i + 1];
+			continue;
+		}
+		iv[n++] = (struct profil_interval){ pts[i], pts[i + 1], cur };
+	}
+	kvfree(pts);
+	arm->index = iv;
+	arm->nr_index = n;
+	return 0;
 }
 
 static notrace void profil_count(const struct profil_arm *arm, u64 pc, u32 n)
@@ -110,6 +207,30 @@ static notrace void profil_count(const struct profil_arm *arm, u64 pc, u32 n)
 		atomic64_add(n - added, &cnt->saturated);
 }
 
+/*
+ * PROFIL_MODE_PCSAMPLE: store @pc @n times, in order, into the array; a
+ * full array stops the arm, from the session's work (PROFIL_STOP_FULL).
+ */
+static notrace void profil_store_pc(struct profil_arm *arm, u64 pc, u32 n)
+{
+	const struct profil_kregion *r = &arm->regions[0];
+	struct profil_counters *cnt = &arm->sess->cnt;
+	u64 *pcs = r->bins;
+	long i;
+
+	for (; n; n--) {
+		i = atomic_long_inc_return(&arm->pc_next) - 1;
+		if (i >= r->nbins) {
+			atomic64_add(n, &cnt->missed);
+			if (!atomic_xchg(&arm->full, 1))
+				schedule_work(&arm->sess->settle_work);
+			return;
+		}
+		WRITE_ONCE(pcs[i], pc);
+		atomic64_inc(&cnt->samples);
+	}
+}
+
 /* The user PC of current; a tick in the kernel is charged to it too. */
 static notrace u64 profil_user_pc(struct pt_regs *regs)
 {
@@ -122,7 +243,7 @@ static notrace void profil_tick(struct perf_event *event,
 				struct perf_sample_data *data,
 				struct pt_regs *regs)
 {
-	const struct profil_arm *arm = event->overflow_handler_context;
+	struct profil_arm *arm = event->overflow_handler_context;
 	u64 owed = local64_read(&event->count);
 	u64 n;
 
@@ -149,7 +270,10 @@ static notrace void profil_tick(struct perf_event *event,
 		atomic64_add(n, &arm->sess->cnt.paused);
 		return;
 	}
-	profil_count(arm, profil_user_pc(regs), n);
+	if (arm->mode == PROFIL_MODE_PCSAMPLE)
+		profil_store_pc(arm, profil_user_pc(regs), n);
+	else
+		profil_count(arm, profil_user_pc(regs), n);
 }
 
 static struct perf_event *profil_event_create(struct profil_arm *arm,

@@ -3,6 +3,8 @@
 #ifndef _PROFIL_PRIVATE_H
 #define _PROFIL_PRIVATE_H
 
+#include <stddef.h>
+
 #include <linux/profil.h>
 
 #define PROFIL_DEVICE	"/dev/profil"
@@ -22,7 +24,8 @@
  */
 #define PROFIL_GLIBC_ALIAS_AT(fn, ours)					\
 	extern __typeof__(fn) __profil_glibc_##fn			\
-		__attribute__((alias(#fn), visibility("default")));	\
+		__attribute__((alias(#fn), copy(fn),			\
+			       visibility("default")));		\
 	__asm__(".symver " #fn ", " #fn "@@@" ours "\n\t"		\
 		".symver __profil_glibc_" #fn ", " #fn "@GLIBC_2.2.5")
 #else
@@ -40,5 +43,19 @@ int __profil_dev_ioctl(unsigned long cmd, void *arg);
 
 /* With PROFIL_DEBUG set at startup: one line on stderr, the device missing. */
 void __profil_hint(void);
+
+/* profil.c: PROFIL_F_NOINHERIT or 0, as profil_inherit() last said. */
+unsigned int __profil_setup_flags(void);
+
+/* regions.c: several regions, for sprofil(), AIX profil() and pcsample(). */
+int __profil_read_self(void *dst, const void *src, size_t len);
+struct profil_region *__profil_regions_alloc(size_t n);
+void __profil_regions_free(struct profil_region *r, size_t n);
+/* Arm @n regions in @mode at *@rate Hz (0: HZ); *@rate gets the rate used. */
+int __profil_arm(struct profil_region *r, unsigned int n, unsigned int mode,
+		 unsigned int *rate);
+
+/* AIX's profil((void *)regions, (size_t)-1, 0, 0), in aix.c. */
+int __profil_aix(const void *regions);
 
 #endif /* _PROFIL_PRIVATE_H */

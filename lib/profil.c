@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * profil(3): the classic one-region histogram, served by profil.ko.
+ * profil(3): the classic one-region histogram, served by profil.ko, and
+ * AIX's form with several (aix.c).
  *
  * The contract, as in 4.4BSD, Solaris and AIX: a NULL buffer or a scale of
  * 0 or 1 turns profiling off; a scale above 0x10000 is EINVAL and leaves a
@@ -16,6 +17,11 @@
 
 /* PROFIL_F_NOINHERIT or 0, for the sessions profil() arms (atomic). */
 static unsigned int profil_setup_flags;
+
+unsigned int __profil_setup_flags(void)
+{
+	return __atomic_load_n(&profil_setup_flags, __ATOMIC_RELAXED);
+}
 
 __attribute__((visibility("default")))
 int profil_inherit(int inherit)
@@ -44,13 +50,16 @@ int profil(unsigned short *buf, size_t bufsiz, size_t offset,
 	};
 	struct profil_setup s = {
 		.size = sizeof(s),
-		.flags = __atomic_load_n(&profil_setup_flags, __ATOMIC_RELAXED),
+		.flags = __profil_setup_flags(),
 		.mode = PROFIL_MODE_HIST,
 		.nr_regions = 1,
 		.region_size = sizeof(r),
 		.regions = (uintptr_t)&r,
 	};
 
+	/* AIX: an array of struct prof (<mon.h>), scale and offset unused. */
+	if (bufsiz == (size_t)-1 && buf)
+		return __profil_aix(buf);
 	if (!buf || scale < 2) {
 		/*
 		 * Off, through the fd the session was armed with if this

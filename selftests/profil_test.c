@@ -1091,7 +1091,7 @@ FIXTURE_VARIANT_ADD(abi, setup_kernel_pointer_is_efault) { m_arg_kernel, EFAULT 
 FIXTURE_VARIANT_ADD(abi, setup_read_only_is_efault) { m_arg_readonly, EFAULT };
 FIXTURE_VARIANT_ADD(abi, unknown_flag_is_einval) { m_flags, EINVAL };
 FIXTURE_VARIANT_ADD(abi, unknown_mode_is_einval) { m_mode, EINVAL };
-FIXTURE_VARIANT_ADD(abi, pcsample_mode_not_yet_eopnotsupp) { m_mode_pcsample, EOPNOTSUPP };
+FIXTURE_VARIANT_ADD(abi, pcsample_mode_with_a_histogram_region_is_einval) { m_mode_pcsample, EINVAL };
 FIXTURE_VARIANT_ADD(abi, rate_above_max_is_einval) { m_rate, EINVAL };
 FIXTURE_VARIANT_ADD(abi, zero_regions_is_einval) { m_nr_0, EINVAL };
 FIXTURE_VARIANT_ADD(abi, region_count_1025_is_e2big) { m_nr_1025, E2BIG };

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AIX's multi-region profil((void *)regions, (size_t)-1, 0, 0) with
+ * <mon.h>, and Solaris's pcsample(2) with <pcsample.h>, served by
+ * profil.ko.
+ */
+#define _GNU_SOURCE
+#include <sys/wait.h>
+
+#include "common.h"
+#include "mon.h"
+#include "pcsample.h"
+#include "kselftest_harness.h"
+
+#define PAD	SPIN_PAD
+
+static uint16_t bins_a[PAD], bins_b[PAD];
+
+static uint64_t sum(const uint16_t *b, size_t n)
+{
+	return sum16(b, n);
+}
+
+/* The kernel's HZ: the rate a session gets when it asks for none. */
+static unsigned int kernel_hz(void)
+{
+	struct profil_region r = { .buf = (uintptr_t)bins_a, .bufsize = 2,
+				   .flags = PROFIL_REGION_OVERFLOW };
+	struct profil_setup s = { .size = sizeof(s), .nr_regions = 1,
+				  .region_size = sizeof(r),
+				  .regions = (uintptr_t)&r };
+
+	if (dev_ioctl(PROFIL_IOC_SETUP, &s))
+		return 0;
+	dev_ioctl(PROFIL_IOC_OFF, NULL);
+	return s.rate;
+}
+
+#define EXPECT_NEAR(got, ns) do {					\
+	double __want = expected(ns, self->hz);				\
+	TH_LOG("%s: %llu samples for %.1f expected", #got,		\
+	       (unsigned long long)(got), __want);			\
+	EXPECT_TRUE((got) >= __want * 0.9 - 2 && (got) <= __want * 1.05 + 2); \
+} while (0)
+
+/* AIX: a region of PAD bytes... over [fn - PAD, fn + PAD). */
+static struct prof aix_over(void (*fn)(volatile int *), uint16_t *bins,
+			    unsigned int scale)
+{
+	return (struct prof){
+		.p_low = (void *)((uintptr_t)fn - PAD),
+		.p_high = (void *)((uintptr_t)fn + PAD),
+		.p_buff = bins, .p_bufsize = PAD * 2, .p_scale = scale,
+	};
+}
+
+FIXTURE(aix) {
+	unsigned int hz;
+	struct prof p[4];
+};
+
+FIXTURE_SETUP(aix)
+{
+	REQUIRE_MODULE();
+	memset(bins_a, 0, sizeof(bins_a));
+	memset(bins_b, 0, sizeof(bins_b));
+	self->hz = kernel_hz();
+	ASSERT_NE(0, self->hz);
+}
+
+FIXTURE_TEARDOWN(aix)
+{
+	profil(NULL, 0, 0, 0);
+}
+
+static int aix_profil(struct prof *p)
+{
+	return profil((unsigned short *)p, (size_t)-1, 0, 0);
+}
+
+TEST_F(aix, two_regions_computed_and_explicit_scales)
+{
+	uint64_t ns_a, ns_b;
+
+	/* 512 bytes of text onto 512 bytes of bins: computed 0x10000. */
+	self->p[0] = aix_over(spin_a, bins_a, (unsigned int)-1);
+	self->p[1] = aix_over(spin_b, bins_b, 0x10000);
+	self->p[2] = (struct prof){ 0 };
+	ASSERT_EQ(0, aix_profil(self->p));
+	ns_a = spin_cpu(spin_a, 150 * 1000000ULL);
+	ns_b = spin_cpu(spin_b, 150 * 1000000ULL);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	EXPECT_NEAR(sum(bins_a, PAD), ns_a);
+	EXPECT_NEAR(sum(bins_b, PAD), ns_b);
+	/* A bin per halfword: the loop's cmp and je, PAD bytes in. */
+	EXPECT_EQ(sum(bins_a, PAD), bins_a[PAD / 2] + bins_a[PAD / 2 + 1]);
+}
+
+TEST_F(aix, a_computed_scale_maps_the_range_onto_the_buffer)
+{
+	uint64_t ns;
+
+	/* 512 bytes of text onto 8 bytes: 4 bins of 128 bytes each. */
+	self->p[0] = aix_over(spin_a, bins_a, (unsigned int)-1);
+	self->p[0].p_bufsize = 8;
+	self->p[1] = (struct prof){ 0 };
+	ASSERT_EQ(0, aix_profil(self->p));
+	ns = spin_cpu(spin_a, 150 * 1000000ULL);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	/* spin_a is PAD = 256 bytes in: bin 2. */
+	EXPECT_NEAR(bins_a[2], ns);
+	EXPECT_EQ(0, bins_a[4]);
+}
+
+TEST_F(aix, an_empty_array_turns_profiling_off)
+{
+	self->p[0] = aix_over(spin_a, bins_a, 0x10000);
+	self->p[1] = (struct prof){ 0 };
+	ASSERT_EQ(0, aix_profil(self->p));
+	self->p[0] = (struct prof){ 0 };
+	ASSERT_EQ(0, aix_profil(self->p));
+	EXPECT_EQ(PROFIL_STATE_OFF, get_stats().state);
+}
+
+static void expect_aix_fails(struct __test_metadata *_metadata,
+			     struct prof *p, int err)
+{
+	struct prof good[2] = { aix_over(spin_a, bins_a, 0x10000), { 0 } };
+	struct profil_stats st0, st;
+
+	ASSERT_EQ(0, aix_profil(good));
+	st0 = get_stats();
+	errno = 0;
+	EXPECT_EQ(-1, aix_profil(p));
+	EXPECT_EQ(err, errno);
+	st = get_stats();
+	EXPECT_EQ(PROFIL_STATE_ON, st.state);
+	EXPECT_EQ(st0.armed, st.armed);
+}
+
+TEST_F(aix, bad_arrays_are_refused_and_change_nothing)
+{
+	static struct prof many[PROFIL_MAX_REGIONS + 2];
+	struct prof *p = self->p;
+
+	/* p_high not ascending. */
+	p[0] = aix_over(spin_b, bins_b, 0x10000);
+	p[1] = aix_over(spin_a, bins_a, 0x10000);
+	p[2] = (struct prof){ 0 };
+	expect_aix_fails(_metadata, p, EINVAL);
+	/* p_high at or below p_low. */
+	p[0] = aix_over(spin_a, bins_a, 0x10000);
+	p[0].p_low = p[0].p_high;
+	p[1] = (struct prof){ 0 };
+	expect_aix_fails(_metadata, p, EINVAL);
+	/* A negative size, a scale above 0x10000. */
+	p[0] = aix_over(spin_a, bins_a, 0x10000);
+	p[0].p_bufsize = -2;
+	expect_aix_fails(_metadata, p, EINVAL);
+	p[0] = aix_over(spin_a, bins_a, 0x10001);
+	expect_aix_fails(_metadata, p, EINVAL);
+	/* Bins that are not there. */
+	p[0] = aix_over(spin_a, (uint16_t *)4096, 0x10000);
+	expect_aix_fails(_metadata, p, EFAULT);
+	/* An array that is not there, one too long. */
+	expect_aix_fails(_metadata, (struct prof *)8, EFAULT);
+	for (int i = 0; i <= PROFIL_MAX_REGIONS; i++)
+		many[i] = (struct prof){ (char *)0x10000 + 16 * i,
+					 (char *)0x10000 + 16 * i + 8,
+					 bins_a, 2, 0x10000 };
+	expect_aix_fails(_metadata, many, E2BIG);
+}
+
+/* ------------------------------------------------------------ pcsample */
+
+#define NPC	4096
+static uintptr_t pc_buf[NPC], pc_buf2[NPC];
+
+FIXTURE(pc) {
+	unsigned int hz;
+};
+
+FIXTURE_SETUP(pc)
+{
+	REQUIRE_MODULE();
+	self->hz = kernel_hz();
+	ASSERT_NE(0, self->hz);
+	pcsample(NULL, 0);	/* forget any collection of an earlier test */
+}
+
+FIXTURE_TEARDOWN(pc)
+{
+	pcsample(NULL, 0);
+}
+
+/* Every PC of @pc_buf[0..n) inside @fn's loop. */
+static long in_loop(const uintptr_t *pc, long n, void (*fn)(volatile int *))
+{
+	long k = 0;
+
+	for (long i = 0; i < n; i++)
+		k += pc[i] >= (uintptr_t)fn && pc[i] < (uintptr_t)fn + 8;
+	return k;
+}
+
+TEST_F(pc, first_call_0_then_the_pcs_stored_since)
+{
+	uint64_t ns;
+	long n;
+
+	EXPECT_EQ(0, pcsample(pc_buf, NPC));
+	ns = spin_cpu(spin_a, 200 * 1000000ULL);
+	n = pcsample(pc_buf2, NPC);
+	EXPECT_NEAR(n, ns);
+	/* The PCs are the loop's (a sample or two may catch the timer). */
+	EXPECT_GE(in_loop(pc_buf, n, spin_a) + 2, n);
+	EXPECT_EQ(0, pc_buf[n]);
+	/* The next collection, into the other array. */
+	ns = spin_cpu(spin_b, 100 * 1000000ULL);
+	n = pcsample(NULL, 0);
+	EXPECT_NEAR(n, ns);
+	EXPECT_GE(in_loop(pc_buf2, n, spin_b) + 2, n);
+	EXPECT_EQ(PROFIL_STATE_OFF, get_stats().state);
+}
+
+TEST_F(pc, a_full_array_stops_sampling)
+{
+	struct profil_stats st;
+
+	EXPECT_EQ(0, pcsample(pc_buf, 10));
+	spin_cpu(spin_a, 200 * 1000000ULL);
+	st = get_stats();
+	EXPECT_EQ(PROFIL_STATE_OFF, st.state);
+	EXPECT_EQ(PROFIL_STOP_FULL, st.stop_reason);
+	EXPECT_EQ(10, pcsample(NULL, 0));
+	EXPECT_EQ(0, pc_buf[10]);
+}
+
+TEST_F(pc, negative_is_einval_and_a_bad_array_efault)
+{
+	errno = 0;
+	EXPECT_EQ(-1, pcsample(pc_buf, -1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, pcsample((uintptr_t *)8, 10));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(PROFIL_STATE_OFF, get_stats().state);
+}
+
+TEST_F(pc, a_forked_child_stores_into_its_own_copy_after_the_parents)
+{
+	int status;
+	long before, n;
+	pid_t pid;
+
+	EXPECT_EQ(0, pcsample(pc_buf, NPC));
+	spin_cpu(spin_a, 50 * 1000000ULL);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		long last_a = -1, first_b = n = -1;
+
+		spin_cpu(spin_b, 100 * 1000000ULL);
+		n = pcsample(NULL, 0);
+		/* The parent's PCs, then the child's own, after them. */
+		for (long i = 0; i < n; i++) {
+			if (in_loop(pc_buf + i, 1, spin_a))
+				last_a = i;
+			if (in_loop(pc_buf + i, 1, spin_b) && first_b < 0)
+				first_b = i;
+		}
+		before = in_loop(pc_buf, n, spin_a);
+		_exit(before > 5 && in_loop(pc_buf, n, spin_b) > 10 &&
+		      last_a < first_b ? 0 : 1);
+	}
+	spin_cpu(spin_a, 50 * 1000000ULL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	n = pcsample(NULL, 0);
+	EXPECT_GE(in_loop(pc_buf, n, spin_a) + 2, n);
+	EXPECT_EQ(0, in_loop(pc_buf, n, spin_b));
+}
+
+TEST_F(pc, the_kernel_refuses_a_pcsample_setup_that_is_not_one_array)
+{
+	struct profil_region r[2] = {
+		{ .buf = (uintptr_t)pc_buf, .bufsize = sizeof(pc_buf) },
+		{ .buf = (uintptr_t)pc_buf2, .bufsize = sizeof(pc_buf2) },
+	};
+	struct profil_output o = { .size = sizeof(o) };
+	struct profil_setup s = { .size = sizeof(s),
+				  .mode = PROFIL_MODE_PCSAMPLE,
+				  .nr_regions = 1, .region_size = sizeof(r[0]),
+				  .regions = (uintptr_t)r };
+
+	s.nr_regions = 2;
+	EXPECT_EQ(-EINVAL, dev_ioctl(PROFIL_IOC_SETUP, &s));
+	s.nr_regions = 1;
+	s.output = (uintptr_t)&o;
+	EXPECT_EQ(-EINVAL, dev_ioctl(PROFIL_IOC_SETUP, &s));
+	s.output = 0;
+	r[0].flags = PROFIL_REGION_U32;
+	EXPECT_EQ(-EINVAL, dev_ioctl(PROFIL_IOC_SETUP, &s));
+	r[0].flags = 0;
+	r[0].scale = 0x10000;
+	EXPECT_EQ(-EINVAL, dev_ioctl(PROFIL_IOC_SETUP, &s));
+	r[0].scale = 0;
+	r[0].buf += 4;
+	EXPECT_EQ(-EINVAL, dev_ioctl(PROFIL_IOC_SETUP, &s));
+	r[0].buf -= 4;
+	EXPECT_EQ(PROFIL_STATE_OFF, get_stats().state);
+	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &s));
+	EXPECT_EQ(PROFIL_STATE_ON, get_stats().state);
+}
+
+TEST_F(pc, profil_and_pcsample_cancel_each_other)
+{
+	long n;
+
+	EXPECT_EQ(0, pcsample(pc_buf, NPC));
+	spin_cpu(spin_a, 50 * 1000000ULL);
+	ASSERT_EQ(0, profil(bins_a, sizeof(bins_a), (uintptr_t)spin_a - PAD,
+			    0x10000));
+	spin_cpu(spin_a, 50 * 1000000ULL);
+	/* The collection ended at profil(): it holds what came before. */
+	n = pcsample(pc_buf + NPC / 2, NPC / 2);
+	EXPECT_LT(0, n);
+	EXPECT_GE(expected(50 * 1000000ULL, self->hz) * 1.05 + 2, n);
+	EXPECT_LT(0, sum(bins_a, PAD));
+	/* ... and pcsample() ended profil()'s session. */
+	memset(bins_a, 0, sizeof(bins_a));
+	spin_cpu(spin_a, 50 * 1000000ULL);
+	EXPECT_EQ(0, sum(bins_a, PAD));
+	EXPECT_LT(0, pcsample(NULL, 0));
+}
+
+TEST_HARNESS_MAIN
