@@ -55,7 +55,7 @@ export GUEST_TESTS GUEST_NOMOD_TESTS GUEST_HELPERS
 TESTS		:= $(addprefix $(BUILD)/selftests/,$(GUEST_TESTS) \
 		   $(GUEST_NOMOD_TESTS) $(GUEST_HELPERS))
 DEMO		:= $(BUILD)/demo/hotspots $(BUILD)/demo/callgraph
-BENCH		:= $(BUILD)/bench/forkcost
+BENCH		:= $(BUILD)/bench/forkcost $(BUILD)/bench/regions
 MCOUNT_BENCH	:= $(addprefix $(BUILD)/bench/mcount-,none glibc libprofil)
 
 .PHONY: all module lib selftests deps check check-debug check-harness demo lint \
@@ -131,7 +131,8 @@ install: lib
 	install -m 644 uapi/linux/profil.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 644 man/profil.2 $(DESTDIR)$(MANDIR)/man2/
 	ln -sf ../man2/profil.2 $(DESTDIR)$(MANDIR)/man3/profil_inherit.3
-	install -m 644 man/monitor.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 man/monitor.3 man/sprofil.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 man/pcsample.2 $(DESTDIR)$(MANDIR)/man2/
 	for f in monstartup moncontrol _mcleanup; do \
 		ln -sf monitor.3 $(DESTDIR)$(MANDIR)/man3/$$f.3; done
 	install -m 644 man/profil.4 $(DESTDIR)$(MANDIR)/man4/
@@ -204,7 +205,7 @@ bench-mcount: lib $(MCOUNT_BENCH)
 	bench/mcount.sh
 
 $(BUILD)/bench/%: bench/%.c | $(BUILD)/bench
-	$(CC) $(CFLAGS) -Wall -o $@ $<
+	$(CC) $(CFLAGS) -Wall -Iuapi -o $@ $<
 
 $(BUILD)/demo/hotspots: scripts/hotspots.c $(LIB_FILES) | $(BUILD)/demo
 	$(CC) $(CFLAGS) -Wall -Ilib/include -rdynamic -o $@ $< -Llib -lprofil -ldl

@@ -40,7 +40,7 @@ gate "lint: checkpatch --strict on kmod/ and uapi/" "$b/checkpatch.log" \
 	-f $srcs "$top/uapi/linux/profil.h"
 gate "lint: mandoc -Tlint on man/" "$b/mandoc.log" \
 	mandoc -Tlint -W warning "$top"/man/*.[0-9]
-gate "abi: <profil.h> keeps profil(NULL, ...) nullable in C and C++, <unistd.h> before or after" \
+gate "abi: <profil.h> keeps profil(NULL, ...) nullable in C and C++, <unistd.h> before or after; each header compiles alone" \
 	"$b/nonnull.log" "$top/scripts/lib-gates.sh" header
 gate "abi: an -flto build of libprofil exports the same symbols (GLIBC_2.2.5 alias kept)" \
 	"$b/lto.log" "$top/scripts/lib-gates.sh" lto

@@ -62,6 +62,15 @@ if [ "$mode" = forkcost ]; then
 		rmmod profil && echo "@@ forkcost unloaded $(/opt/profil/forkcost)"
 		insmod "$PROFIL_KO" && echo "@@ forkcost loaded $(/opt/profil/forkcost)"
 	done
+elif [ "$mode" = regions ]; then
+	# What a sample costs with 0, 1 and 1024 regions at 10 kHz, as the
+	# process's extra CPU time for a fixed loop, interleaved
+	# (bench/regions.c).
+	for round in 1 2 3 4 5; do
+		for n in 0 1 1024; do
+			echo "@@ regions $n $(/opt/profil/runas 65534 /opt/profil/regions $n 10000 100000000)"
+		done
+	done
 elif [ "$mode" = demo ]; then
 	echo "@@ demo begin"
 	/opt/profil/runas 65534 /opt/profil/hotspots

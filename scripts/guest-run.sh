@@ -31,7 +31,7 @@ done
 KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" \
 	"$b/kmod/$kver/kmod/profil.ko" "$top/lib/libprofil.so.0" \
 	"$lists/tests" "$lists/nomod-tests" "$b/demo/hotspots" "$b/demo/callgraph" \
-	"$b/bench/forkcost" $files
+	"$b/bench/forkcost" "$b/bench/regions" $files
 
 # boot: one guest run, console to LOG with the CRs dropped; QEMU's status.
 boot() {

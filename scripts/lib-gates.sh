@@ -4,6 +4,8 @@
 #          <unistd.h> included before or after it: profil(0, 0, 0, 0)
 #          compiles with -Wall -Werror, and a NULL test after the call
 #          survives -O2 (run against the built library, no module needed).
+#          Each public header also compiles alone, in C and C++ (<mon.h>'s
+#          struct prof is AIX's: it and <sys/profil.h> never meet).
 #  lto     a build with CFLAGS=-flto exports exactly what a plain one does,
 #          the GLIBC_2.2.5 alias included.
 set -eu
@@ -23,6 +25,13 @@ header)
 			-L"$top/lib" -lprofil
 		LD_LIBRARY_PATH=$top/lib "$tmp/cxx"
 		echo "ok ${order:-unistd.h first}"
+	done
+	for h in profil.h mon.h pcsample.h; do
+		echo "#include <$h>" | cc -Wall -Werror -fsyntax-only \
+			-I"$top/lib/include" -x c -
+		echo "#include <$h>" | c++ -Wall -Werror -fsyntax-only \
+			-I"$top/lib/include" -x c++ -
+		echo "ok <$h> alone"
 	done
 	;;
 lto)
