@@ -46,7 +46,7 @@ GMON_SUBJECTS	:= gmon_subject gmon_subject_static gmon_subject_nopie \
 # The guest's programs, in one place: kselftest programs run as root and as
 # uid 65534 with the module loaded, then without it, and their helpers.
 GUEST_TESTS	:= profil_test lifecycle_test pin_test lib_test gmon_test \
-		   sprofil_test aix_test
+		   sprofil_test aix_test fuzz_test
 GUEST_NOMOD_TESTS := nomod_test
 GUEST_HELPERS	:= exec_helper perfhold runas pinsheld probe_dynamic \
 		   probe_static probe_glibc $(GMON_SUBJECTS) gmon_monitor \
@@ -59,9 +59,10 @@ BENCH		:= $(BUILD)/bench/forkcost $(BUILD)/bench/regions
 MCOUNT_BENCH	:= $(addprefix $(BUILD)/bench/mcount-,none glibc libprofil)
 
 .PHONY: all module lib selftests deps check check-debug check-harness demo lint \
-	bench-mcount \
+	bench-mcount fuzz \
 	checkpatch install clean
 
+SEED		?= 1
 PREFIX		?= /usr/local
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
@@ -230,6 +231,12 @@ check-debug: deps
 	scripts/check-debug.sh
 
 # The harness checked on canned guest logs, on the host (check.sh runs it).
+# The fuzzer alone, in a guest of each kernel, with a seed to replay.
+fuzz: deps
+	$(MAKE) lib selftests
+	GUEST_TESTS=fuzz_test GUEST_NOMOD_TESTS= PROFIL_FUZZ_SEED=$(SEED) \
+		scripts/check.sh
+
 check-harness: $(HARNESS_DIR)/kselftest_harness.h
 	scripts/check-harness.sh
 

@@ -133,7 +133,7 @@ static void profil_arm_fault(struct profil_arm *arm, bool sync)
 	if (sync)
 		cond_synchronize_rcu(READ_ONCE(arm->fault_gp));
 	if (first)
-		schedule_work(&arm->sess->settle_work);
+		profil_session_kick(arm->sess);
 }
 
 /**
@@ -190,8 +190,26 @@ void profil_arm_fault_in(struct profil_arm *arm)
 	}
 }
 
+/*
+ * @addr is not mapped writable: is that on its way back (a writable
+ * mapping is still there: swap-in or writeback in flight, a userfaultfd)
+ * or for good (unmapped, moved, read-only)?
+ */
+static enum profil_place profil_addr_place(unsigned long addr)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	bool writable;
+
+	mmap_read_lock(mm);
+	vma = find_vma(mm, addr);
+	writable = vma && vma->vm_start <= addr && (vma->vm_flags & VM_WRITE);
+	mmap_read_unlock(mm);
+	return writable ? PROFIL_PENDING : PROFIL_GONE;
+}
+
 /* Are @r's pinned pages what current->mm maps, writable, at its address? */
-static bool profil_region_mapped(const struct profil_kregion *r)
+static enum profil_place profil_region_mapped(const struct profil_kregion *r)
 {
 	struct page *pages[PROFIL_LOOKUP_BATCH];
 	unsigned long i = 0, addr = profil_region_start(r);
@@ -203,23 +221,26 @@ static bool profil_region_mapped(const struct profil_kregion *r)
 		n = get_user_pages_fast(addr + (i << PAGE_SHIFT), n,
 					FOLL_WRITE | FOLL_NOFAULT, pages);
 		if (n <= 0)
-			return false;
+			return profil_addr_place(addr + (i << PAGE_SHIFT));
 		for (j = 0; j < n; j++)
 			same &= pages[j] == r->pages[i + j];
 		release_pages(pages, n);
 		i += n;
 	}
-	return same;
+	return same ? PROFIL_IN_PLACE : PROFIL_GONE;
 }
 
-static bool profil_regions_mapped(struct profil_arm *arm)
+static enum profil_place profil_regions_mapped(struct profil_arm *arm)
 {
+	enum profil_place place;
 	struct profil_kregion *r;
 
-	profil_for_each_region(arm, r)
-		if (!profil_region_mapped(r))
-			return false;
-	return true;
+	profil_for_each_region(arm, r) {
+		place = profil_region_mapped(r);
+		if (place != PROFIL_IN_PLACE)
+			return place;
+	}
+	return PROFIL_IN_PLACE;
 }
 
 /**
@@ -230,24 +251,30 @@ static bool profil_regions_mapped(struct profil_arm *arm)
  * they are all the pinned ones, mapped writable, clears @arm->faulted and
  * the tick counts again.
  *
- * Return: true if counting resumed, false if the arm must stop.
+ * Return: PROFIL_IN_PLACE if counting resumed; PROFIL_PENDING if a page is
+ * not mapped yet where a writable mapping still is (the session looks
+ * again later); PROFIL_GONE if the arm must stop.
  */
-bool profil_arm_in_place_locked(struct profil_arm *arm)
+enum profil_place profil_arm_in_place_locked(struct profil_arm *arm)
 {
-	bool ok = true, resumed = false;
+	enum profil_place place = PROFIL_IN_PLACE;
 	int tries;
 
 	lockdep_assert_held(&arm->sess->lock);
-	for (tries = 0; ok && !resumed && tries < PROFIL_LOOKUP_TRIES; tries++) {
+	for (tries = 0; tries < PROFIL_LOOKUP_TRIES; tries++) {
 		profil_regions_read_begin(arm);
-		ok = profil_regions_mapped(arm);
+		place = profil_regions_mapped(arm);
+		if (place != PROFIL_IN_PLACE)
+			return place;
 
 		spin_lock(&arm->fault_lock);
-		if (ok && profil_regions_unchanged(arm)) {
+		if (profil_regions_unchanged(arm)) {
 			atomic_set(&arm->faulted, 0);
-			resumed = true;
+			spin_unlock(&arm->fault_lock);
+			return PROFIL_IN_PLACE;
 		}
 		spin_unlock(&arm->fault_lock);
 	}
-	return resumed;
+	/* The pages kept moving under us: look again later. */
+	return PROFIL_PENDING;
 }

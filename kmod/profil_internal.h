@@ -216,7 +216,7 @@ struct profil_session {
 	struct profil_counters cnt;	/* no lock: atomics */
 	struct rhash_head node;		/* in profil_sessions, by @mm */
 	struct mm_struct *mm;		/* the hash key: @mn.mm */
-	struct work_struct settle_work;	/* settles a fault (arm.c) */
+	struct delayed_work settle_work; /* settles a fault (arm.c) */
 	struct rcu_head rcu;
 
 	/* @lock guards every field below it; @arm is also read under RCU. */
@@ -226,6 +226,7 @@ struct profil_session {
 	u32 rate;			/* rate of the running or last arm */
 	u64 period_ns;			/* period of the running or last arm */
 	int write_error;		/* of the last profile file, or 0 */
+	unsigned long settle_since;	/* jiffies: pages pending since, or 0 */
 	bool hashed;			/* in the hash, with a notifier and a */
 					/* module reference of its own */
 };
@@ -239,7 +240,15 @@ void profil_arm_invalidated(struct profil_arm *arm,
 			    struct mmu_interval_notifier *mni,
 			    unsigned long cur_seq, bool blockable);
 void profil_arm_fault_in(struct profil_arm *arm);
-bool profil_arm_in_place_locked(struct profil_arm *arm);
+/* What profil_arm_in_place_locked() found. */
+enum profil_place {
+	PROFIL_IN_PLACE,	/* every page back: counting resumed */
+	PROFIL_PENDING,		/* not mapped yet, the mapping still there */
+	PROFIL_GONE,		/* unmapped, read-only, or another page */
+};
+
+enum profil_place profil_arm_in_place_locked(struct profil_arm *arm);
+void profil_session_kick(struct profil_session *sess);
 
 /* session.c */
 struct profil_arm *profil_arm_get_rcu(struct mm_struct *mm);

@@ -46,6 +46,13 @@
 
 #include "profil_internal.h"
 
+/*
+ * How long a fault may wait for pages that are on their way back (swap-in,
+ * writeback) before it ends the session, and how often it looks.
+ */
+#define PROFIL_SETTLE_PATIENCE	(2 * HZ)
+#define PROFIL_SETTLE_DELAY	(HZ / 50 ?: 1)
+
 /* Hashed sessions by mm; rhashtable's own locks, lookups under RCU. */
 static struct rhashtable profil_sessions;
 static atomic_t profil_nr_hashed;
@@ -109,6 +116,7 @@ static void profil_session_stop_locked(struct profil_session *sess, u32 why)
 		return;
 	RCU_INIT_POINTER(sess->arm, NULL);
 	sess->stop_reason = why;
+	sess->settle_since = 0;
 	/* Events first: no tick may run once the pins are gone. */
 	profil_events_stop(arm);
 	if (arm->out)
@@ -144,20 +152,54 @@ static void profil_session_stop_full(struct profil_session *sess)
 	mutex_unlock(&sess->lock);
 }
 
+/* Run the settle work now: from any context, the tick's hard irq too. */
+void profil_session_kick(struct profil_session *sess)
+{
+	mod_delayed_work(system_wq, &sess->settle_work, 0);
+}
+
+/*
+ * Decide a faulted @arm: resume, stop, or look again later.  A page that is
+ * not mapped while a writable mapping is still there (swap-in or writeback
+ * in flight, its fault-in only started) gets PROFIL_SETTLE_PATIENCE from
+ * the first such look; STATS flushing the work in between does not shorten
+ * it.  Return: true to look again later.
+ */
+static bool profil_session_decide_locked(struct profil_session *sess,
+					 struct profil_arm *arm)
+{
+	enum profil_place place = profil_arm_in_place_locked(arm);
+
+	lockdep_assert_held(&sess->lock);
+	if (place == PROFIL_PENDING) {
+		if (!sess->settle_since)
+			sess->settle_since = jiffies ?: 1;
+		if (time_before(jiffies, sess->settle_since +
+				PROFIL_SETTLE_PATIENCE))
+			return true;
+	}
+	sess->settle_since = 0;
+	if (place != PROFIL_IN_PLACE)
+		profil_session_stop_locked(sess, PROFIL_STOP_FAULT);
+	return false;
+}
+
 /**
  * profil_session_settle - settle a fault or a full pcsample array
  * @work: the session's settle_work, queued by the first invalidation, or
- *	by the tick that found the array full
+ *	by the tick that found the array full, or by itself to look again
  *
  * Borrows the mm (a worker has none) to fault the pages in, with no lock
  * held, then checks them under the session lock (arm.c).
  */
 void profil_session_settle(struct work_struct *work)
 {
-	struct profil_session *sess = container_of(work, struct profil_session,
+	struct profil_session *sess = container_of(to_delayed_work(work),
+						   struct profil_session,
 						   settle_work);
 	struct mm_struct *mm = sess->mn.mm;
 	struct profil_arm *arm;
+	bool again = false;
 
 	/* An mm on its way out: its ->release stops the arm. */
 	if (!mmget_not_zero(mm))
@@ -169,13 +211,14 @@ void profil_session_settle(struct work_struct *work)
 		profil_arm_fault_in(arm);
 		mutex_lock(&sess->lock);
 		if (arm == profil_locked_arm(sess) &&
-		    atomic_read(&arm->faulted) &&
-		    !profil_arm_in_place_locked(arm))
-			profil_session_stop_locked(sess, PROFIL_STOP_FAULT);
+		    atomic_read(&arm->faulted))
+			again = profil_session_decide_locked(sess, arm);
 		mutex_unlock(&sess->lock);
 		profil_arm_put(arm);
 	}
 	kthread_unuse_mm(mm);
+	if (again)
+		schedule_delayed_work(&sess->settle_work, PROFIL_SETTLE_DELAY);
 	/* Maybe the last user: the teardown must not run in this work. */
 	mmput_async(mm);
 }
@@ -188,7 +231,7 @@ static struct mmu_notifier *profil_mn_alloc(struct mm_struct *mm)
 	if (!sess)
 		return ERR_PTR(-ENOMEM);
 	mutex_init(&sess->lock);
-	INIT_WORK(&sess->settle_work, profil_session_settle);
+	INIT_DELAYED_WORK(&sess->settle_work, profil_session_settle);
 	return &sess->mn;
 }
 
@@ -214,7 +257,7 @@ static void profil_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
 	sess->hashed = false;
 	mutex_unlock(&sess->lock);
 	/* No arm is left to fault, so nothing can queue the work again. */
-	cancel_work_sync(&sess->settle_work);
+	cancel_delayed_work_sync(&sess->settle_work);
 	if (!hashed)
 		return;
 
@@ -345,7 +388,7 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 		atomic64_inc(&sess->cnt.armed);
 	/* A fault since the arm went live found it not running yet. */
 	if (atomic_read(&arm->faulted) || atomic_read(&arm->full))
-		schedule_work(&sess->settle_work);
+		profil_session_kick(sess);
 out:
 	mutex_unlock(&sess->lock);
 	return ret;
@@ -373,7 +416,7 @@ void profil_session_failed(struct profil_session *sess, u32 why)
  */
 void profil_session_stats(struct profil_session *sess, struct profil_stats *st)
 {
-	flush_work(&sess->settle_work);
+	flush_delayed_work(&sess->settle_work);
 	mutex_lock(&sess->lock);
 	st->state = profil_locked_arm(sess) ? PROFIL_STATE_ON :
 					      PROFIL_STATE_OFF;

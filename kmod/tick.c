@@ -223,7 +223,7 @@ static notrace void profil_store_pc(struct profil_arm *arm, u64 pc, u32 n)
 		if (i >= r->nbins) {
 			atomic64_add(n, &cnt->missed);
 			if (!atomic_xchg(&arm->full, 1))
-				schedule_work(&arm->sess->settle_work);
+				profil_session_kick(arm->sess);
 			return;
 		}
 		WRITE_ONCE(pcs[i], pc);

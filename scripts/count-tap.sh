@@ -34,7 +34,9 @@ BEGIN {
 /^@@ dmesg begin/ { indmesg = 1; dmesg_begin = 1; next }
 /^@@ dmesg end/ { indmesg = 0; dmesg_end = 1; next }
 indmesg {
-	if ($0 ~ /BUG:|WARNING:|Oops|lockdep|possible circular|general protection|Call Trace|refcount_t:|UBSAN:|unreferenced object|suspected memory leak|suspicious RCU/) {
+	# Reports, not the debug kernel saying "RCU lockdep checking is
+	# enabled" or "kmemleak: ... initialized" at boot.
+	if ($0 ~ /BUG:|WARNING:|Oops|possible circular|possible recursive locking|inconsistent lock state|lock inversion|lockdep is turned off|general protection|Call Trace|refcount_t:|UBSAN:|KASAN:|unreferenced object|suspected memory leak|suspicious RCU|detected stall|blocked for more than/) {
 		if (nbad++ < 20)
 			bad = bad "\n   | " $0
 	}

@@ -16,7 +16,10 @@ dmesg -n 1
 
 mode=check
 for a in $(cat /proc/cmdline); do
-	case "$a" in profil.mode=*) mode=${a#profil.mode=} ;; esac
+	case "$a" in
+	profil.mode=*) mode=${a#profil.mode=} ;;
+	profil.seed=*) export PROFIL_FUZZ_SEED=${a#profil.seed=} ;;
+	esac
 done
 
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
