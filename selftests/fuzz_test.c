@@ -122,7 +122,7 @@ static void fuzz_setup(struct fuzz *f)
 					      (uintptr_t)"bad/", 0),
 	};
 	uint32_t nr = PICK(&f->s, 0, 1, 1, 2, 3, 8, 1025, rnd(&f->s));
-	int e;
+	int e, valid = rnd(&f->s) % 3 == 0;
 
 	for (uint32_t i = 0; i < 8; i++)
 		fuzz_region(&f->s, &r[i]);
@@ -141,6 +141,22 @@ static void fuzz_setup(struct fuzz *f)
 	};
 	if (rnd(&f->s) % 8 == 0)
 		mem[40 + rnd(&f->s) % 8] = 1;	/* a tail the kernel knows not */
+	if (valid) {
+		/* A good setup, on buffers that other threads may change. */
+		*st = (struct profil_setup){
+			.size = sizeof(*st), .rate = PICK(&f->s, 0, 1000, 10000),
+			.mode = PROFIL_MODE_HIST, .nr_regions = 1 + rnd(&f->s) % 3,
+			.region_size = sizeof(r[0]), .regions = (uintptr_t)r,
+			.flags = PICK(&f->s, 0, PROFIL_F_NOINHERIT),
+		};
+		for (uint32_t i = 0; i < st->nr_regions; i++)
+			r[i] = (struct profil_region){
+				.buf = (uintptr_t)pool[rnd(&f->s) % POOL],
+				.bufsize = 2 + rnd(&f->s) % 4096 * 2,
+				.offset = (uintptr_t)spin_a - rnd(&f->s) % 4096,
+				.scale = 2 + rnd(&f->s) % 0x10000 };
+		mem[sizeof(*st)] = 0;
+	}
 	if (!ioctl(f->fd, PROFIL_IOC_SETUP, st))
 		f->armed++;
 	else if (!setup_errno_ok(e = errno))

@@ -84,7 +84,7 @@ static inline __attribute__((always_inline)) uint64_t spin_for(uint64_t ns)
 	uint64_t t0 = cpu_ns(), t;
 
 	do {
-		for (int i = 0; i < 100000; i++)
+		for (int i = 0; i < 1000000; i++)
 			sink += i;
 		t = cpu_ns();
 	} while (t - t0 < ns);
