@@ -23,6 +23,8 @@ if KDIR=$kdir "$top/scripts/build-kmod.sh" debug; then
 	pass=$((pass + 1))
 	rm -f "$log"
 	rc=0
+	# The churn at scale: 1000 processes (lifecycle_test).
+	PROFIL_CHURN=${PROFIL_CHURN:-1000} \
 	GUEST_KERNEL=$kdir/arch/x86/boot/bzImage GUEST_MEM=2048 \
 		GUEST_TIMEOUT=${GUEST_TIMEOUT:-3000} \
 		"$top/scripts/guest-run.sh" debug check "$log" || rc=$?

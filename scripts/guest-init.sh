@@ -19,6 +19,7 @@ for a in $(cat /proc/cmdline); do
 	case "$a" in
 	profil.mode=*) mode=${a#profil.mode=} ;;
 	profil.seed=*) export PROFIL_FUZZ_SEED=${a#profil.seed=} ;;
+	profil.churn=*) export PROFIL_CHURN=${a#profil.churn=} ;;
 	esac
 done
 
@@ -116,6 +117,13 @@ else
 			run root "$t"
 			run user "$t"
 		done
+		# Loaded again, used by a process that is gone, unloaded again.
+		if insmod "$PROFIL_KO" && /opt/profil/runas 65534 /opt/profil/probe_dynamic > /dev/null &&
+		   rmmod profil && [ ! -e /dev/profil ]; then
+			echo "ok - guest: insmod, a session, rmmod again"
+		else
+			echo "not ok - guest: insmod, a session, rmmod again"
+		fi
 	else
 		echo "not ok - guest: rmmod profil with no session left (the no-module tests did not run)"
 	fi

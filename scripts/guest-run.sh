@@ -41,7 +41,7 @@ boot() {
 	timeout -k 10 "$left" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
 		-m "${GUEST_MEM:-1024}" -nodefaults -nic none -display none -serial stdio \
 		-no-reboot -kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 quiet panic=-1 oops=panic profil.mode=$mode profil.seed=${PROFIL_FUZZ_SEED:-1}" \
+		-append "console=ttyS0 quiet panic=-1 oops=panic profil.mode=$mode profil.seed=${PROFIL_FUZZ_SEED:-1} profil.churn=${PROFIL_CHURN:-240}" \
 		< /dev/null > "$log" 2>&1 || rc=$?
 	tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"
 	return "$rc"

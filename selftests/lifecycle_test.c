@@ -1066,6 +1066,7 @@ LIFE_TEST(rmmod_refused_while_several_processes_profile_then_clean, 180)
 /* ----------------------------------------------------------------- churn */
 
 #define CHURN_PROCS	240	/* top-level processes; children come on top */
+#define CHURN_MAX	4000	/* PROFIL_CHURN (make check-debug) up to this */
 #define CHURN_PARALLEL	6
 #define CHURN_CPU	(5 * 1000000ULL)
 
@@ -1159,16 +1160,43 @@ static int churn_ok(struct __test_metadata *_metadata, int i, int status)
 	return 0;
 }
 
-LIFE_TEST(churn_hundreds_of_processes_leave_no_pin, 600)
+/*
+ * As root, every 100 processes: rmmod must be refused while sessions live
+ * (this process holds one, so there always is).
+ */
+static int churn_rmmod_refused(int started)
 {
-	static pid_t pids[CHURN_PROCS];
+	if (geteuid() || started % 100)
+		return 1;
+	if (!syscall(SYS_delete_module, "profil", O_NONBLOCK))
+		return 0;
+	return errno == EWOULDBLOCK || errno == EBUSY;
+}
+
+LIFE_TEST(churn_hundreds_of_processes_leave_no_pin, 1800)
+{
+	static pid_t pids[CHURN_MAX];
+	static uint16_t own[64];
+	const char *env = getenv("PROFIL_CHURN");
+	int procs = env ? atoi(env) : CHURN_PROCS;
 	long long pins0 = pins_held();
 	int started = 0, running = 0, reaped = 0, bad = 0, status, i;
 	pid_t pid;
 
+	if (procs < 1 || procs > CHURN_MAX)
+		procs = CHURN_PROCS;
 	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
-	while (started < CHURN_PROCS || running) {
-		if (started < CHURN_PROCS && running < CHURN_PARALLEL) {
+	/* A session of our own, not inherited by the churn. */
+	struct profil_region r = { .buf = (uintptr_t)own, .bufsize = sizeof(own),
+				   .offset = (uintptr_t)spin_b, .scale = 0x10000 };
+	struct profil_setup s = { .size = sizeof(s), .flags = PROFIL_F_NOINHERIT,
+				  .rate = RATE, .nr_regions = 1,
+				  .region_size = sizeof(r), .regions = (uintptr_t)&r };
+
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &s));
+	while (started < procs || running) {
+		if (started < procs && running < CHURN_PARALLEL) {
+			EXPECT_TRUE(churn_rmmod_refused(started));
 			pid = fork();
 			ASSERT_LE(0, pid);
 			if (pid == 0)
@@ -1195,8 +1223,9 @@ LIFE_TEST(churn_hundreds_of_processes_leave_no_pin, 600)
 	while (wait(&status) > 0)
 		bad += !churn_ok(_metadata, -1, status);
 	TH_LOG("%d processes reaped, %d not clean", reaped, bad);
-	EXPECT_EQ(CHURN_PROCS, reaped);
+	EXPECT_EQ(procs, reaped);
 	EXPECT_EQ(0, bad);
+	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 	EXPECT_PINS(pins0);
 	EXPECT_EQ(0, vmpin_kb());
 }
