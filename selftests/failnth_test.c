@@ -75,6 +75,17 @@ struct call {
 	int (*fn)(void);
 };
 
+/*
+ * Opened before any injection is armed, so that every point that fails is
+ * one of the call's own: the device and the output's directory.
+ */
+static int dev_fd = -1, dir_fd = -1;
+
+static int dev_call(unsigned long cmd, void *arg)
+{
+	return ioctl(dev_fd, cmd, arg) ? -errno : 0;
+}
+
 static int setup_n(int nr, int with_output)
 {
 	static struct profil_region r[16];
@@ -89,7 +100,6 @@ static int setup_n(int nr, int with_output)
 		.region_size = sizeof(r[0]), .regions = (uintptr_t)r,
 		.output = with_output ? (uintptr_t)&o : 0,
 	};
-	int dir = -1, ret;
 
 	for (int i = 0; i < nr; i++)
 		r[i] = (struct profil_region){
@@ -97,14 +107,10 @@ static int setup_n(int nr, int with_output)
 			.offset = (uintptr_t)spin_a - 256 + 64 * i,
 			.scale = 0x10000 };
 	if (with_output) {
-		dir = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		o.dirfd = dir;
+		o.dirfd = dir_fd;
 		((struct profil_output_ctl *)(image + o.ctl_offset))->enable = 1;
 	}
-	ret = dev_ioctl(PROFIL_IOC_SETUP, &s);
-	if (dir >= 0)
-		close(dir);
-	return ret;
+	return dev_call(PROFIL_IOC_SETUP, &s);
 }
 
 static int one_region(void) { return setup_n(1, 0); }
@@ -122,7 +128,7 @@ static int pcsample_setup(void)
 		.regions = (uintptr_t)&r,
 	};
 
-	return dev_ioctl(PROFIL_IOC_SETUP, &s);
+	return dev_call(PROFIL_IOC_SETUP, &s);
 }
 
 /* The session every call replaces: bins "other" over spin_b. */
@@ -146,6 +152,10 @@ FIXTURE_SETUP(inject)
 	self->pins0 = pins_held();
 	fail_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fail_fd);
+	dev_fd = open("/dev/profil", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, dev_fd);
+	dir_fd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_LE(0, dir_fd);
 }
 
 FIXTURE_TEARDOWN(inject)
@@ -154,6 +164,8 @@ FIXTURE_TEARDOWN(inject)
 		fail_nth_set(0);
 		close(fail_fd);
 	}
+	close(dev_fd);
+	close(dir_fd);
 	dev_ioctl(PROFIL_IOC_OFF, NULL);
 }
 
