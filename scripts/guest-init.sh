@@ -59,6 +59,17 @@ if ! { swap=$(losetup -f) && losetup "$swap" /tmp/swap.img &&
 	echo "# no swap: reclaim tests run without it"
 fi
 
+# demo/callgraph (gcc -pg) as uid 65534 in DIR; its gmon.out goes to the
+# host in base64 between markers, for gprof (scripts/demo.sh, gprof-check.sh).
+callgraph_gmon() {
+	mkdir -m 1777 "$1" && cd "$1" &&
+		PROFIL_RATE=1000 /opt/profil/runas 65534 /opt/profil/callgraph
+	echo "@@ gmon begin"
+	base64 gmon.out
+	echo "@@ gmon end"
+	cd /tmp
+}
+
 if [ "$mode" = forkcost ]; then
 	# The CPU time a fork costs its parent, module unloaded and loaded
 	# with no session, interleaved (bench/forkcost.c).
@@ -79,13 +90,7 @@ elif [ "$mode" = demo ]; then
 	echo "@@ demo begin"
 	/opt/profil/runas 65534 /opt/profil/hotspots
 	echo "@@ demo end"
-	# A gcc -pg program: its gmon.out goes to the host, for gprof.
-	mkdir -m 1777 /tmp/demo && cd /tmp/demo &&
-		PROFIL_RATE=1000 /opt/profil/runas 65534 /opt/profil/callgraph
-	echo "@@ gmon begin"
-	base64 gmon.out
-	echo "@@ gmon end"
-	cd /tmp
+	callgraph_gmon /tmp/demo
 else
 	# Every test program as root and as uid 65534, each between markers
 	# that name it and give its exit status (scripts/count-tap.sh).
@@ -102,14 +107,7 @@ else
 		run root "$t"
 		run user "$t"
 	done
-	# A gcc -pg program's gmon.out, for gprof on the host
-	# (scripts/gprof-check.sh).
-	mkdir -m 1777 /tmp/gprof && cd /tmp/gprof &&
-		PROFIL_RATE=1000 /opt/profil/runas 65534 /opt/profil/callgraph
-	echo "@@ gmon begin"
-	base64 gmon.out
-	echo "@@ gmon end"
-	cd /tmp
+	callgraph_gmon /tmp/gprof
 	# The no-module tests only mean something with the module gone.
 	if rmmod profil && [ ! -e /dev/profil ]; then
 		echo "ok - guest: rmmod profil with no session left"

@@ -171,7 +171,8 @@ FIXTURE_TEARDOWN(inject)
 
 /* Fail each allocation of @fn once; check what every outcome leaves. */
 static void every_allocation_fails_once(struct __test_metadata *_metadata,
-					int (*fn)(void), int running)
+					int (*fn)(void), int running,
+					long long pins0)
 {
 	struct profil_stats st0, st;
 	int n, ret, left, fails = 0;
@@ -216,36 +217,32 @@ static void every_allocation_fails_once(struct __test_metadata *_metadata,
 	EXPECT_LT(0, fails);
 	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 	EXPECT_EQ(0, vmpin_kb());
+	EXPECT_PINS(pins0);
 }
 
 TEST_F(inject, first_setup_of_one_region)
 {
-	every_allocation_fails_once(_metadata, one_region, 0);
-	EXPECT_PINS(self->pins0);
+	every_allocation_fails_once(_metadata, one_region, 0, self->pins0);
 }
 
 TEST_F(inject, re_arm_over_a_running_session)
 {
-	every_allocation_fails_once(_metadata, one_region, 1);
-	EXPECT_PINS(self->pins0);
+	every_allocation_fails_once(_metadata, one_region, 1, self->pins0);
 }
 
 TEST_F(inject, sixteen_regions)
 {
-	every_allocation_fails_once(_metadata, sixteen_regions, 1);
-	EXPECT_PINS(self->pins0);
+	every_allocation_fails_once(_metadata, sixteen_regions, 1, self->pins0);
 }
 
 TEST_F(inject, a_profile_file)
 {
-	every_allocation_fails_once(_metadata, with_output, 1);
-	EXPECT_PINS(self->pins0);
+	every_allocation_fails_once(_metadata, with_output, 1, self->pins0);
 }
 
 TEST_F(inject, pcsample)
 {
-	every_allocation_fails_once(_metadata, pcsample_setup, 1);
-	EXPECT_PINS(self->pins0);
+	every_allocation_fails_once(_metadata, pcsample_setup, 1, self->pins0);
 }
 
 TEST_HARNESS_MAIN
