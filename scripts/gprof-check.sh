@@ -2,8 +2,10 @@
 # gprof-check.sh LOG: binutils gprof reads the gmon.out that demo/callgraph
 # (gcc -pg, -lprofil) left in the guest, handed back base64 in LOG between
 # "@@ gmon begin" and "@@ gmon end": the calls exactly (expensive 500,
-# medium 2500, cheap 10000) and the time split 60/30/10 by construction,
-# each share within 15% of its value.  Prints gprof's flat profile.
+# medium 2500, cheap 10000) and the time split 60/30/10 by construction:
+# the two hot shares within 15%, the 10% one within 30% (at 10 kHz over
+# 0.3 s it is about 300 samples, and its 10,000 calls add their own
+# prologues).  Prints gprof's flat profile.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 log=$1
@@ -15,5 +17,5 @@ cat "$out.txt"
 awk '
 	$NF == "expensive" { e = 1; ok += ($4 == 500 && $1 >= 51 && $1 <= 69) }
 	$NF == "medium" { m = 1; ok += ($4 == 2500 && $1 >= 25.5 && $1 <= 34.5) }
-	$NF == "cheap" { c = 1; ok += ($4 == 10000 && $1 >= 8.5 && $1 <= 11.5) }
+	$NF == "cheap" { c = 1; ok += ($4 == 10000 && $1 >= 7 && $1 <= 13) }
 	END { exit !(e && m && c && ok == 3) }' "$out.txt"

@@ -63,7 +63,7 @@ fi
 # host in base64 between markers, for gprof (scripts/demo.sh, gprof-check.sh).
 callgraph_gmon() {
 	mkdir -m 1777 "$1" && cd "$1" &&
-		PROFIL_RATE=1000 /opt/profil/runas 65534 /opt/profil/callgraph
+		PROFIL_RATE=10000 /opt/profil/runas 65534 /opt/profil/callgraph
 	echo "@@ gmon begin"
 	base64 gmon.out
 	echo "@@ gmon end"
