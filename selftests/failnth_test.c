@@ -6,8 +6,10 @@
  * until a run in which the n-th injection point is never reached: so every
  * allocation the call makes fails once.  Each failure must be a clean
  * errno that leaves the running session exactly as it was; a success must
- * be a working session; afterwards nothing is pinned.  Kernels without
- * fault injection (Debian's) skip.
+ * be a working session; afterwards nothing is pinned.  Forks are made to
+ * fail at random (make-it-fail): the fork itself, the parent's probe and
+ * the child's take-over of its session.  Kernels without fault injection
+ * (Debian's) skip.
  */
 #define _GNU_SOURCE
 #include <sys/wait.h>
@@ -218,6 +220,100 @@ static void every_allocation_fails_once(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 	EXPECT_EQ(0, vmpin_kb());
 	EXPECT_PINS(pins0);
+}
+
+/* Failures at random, only for tasks with make-it-fail (set: 1, 0). */
+static int random_failures(int on)
+{
+	const char *knobs[] = { DBG "failslab/", DBG "fail_page_alloc/" };
+	char path[128];
+	int ret = 0;
+
+	for (int i = 0; i < 2; i++) {
+#define KNOB(name, val) do {						\
+		snprintf(path, sizeof(path), "%s%s", knobs[i], name);	\
+		ret |= write_str(path, val);				\
+	} while (0)
+		KNOB("task-filter", on ? "Y" : "N");
+		KNOB("interval", "1");
+		KNOB("times", on ? "-1" : "0");
+		KNOB("probability", on ? "1" : "0");
+#undef KNOB
+	}
+	return ret;
+}
+
+/*
+ * A process with a session forks 300 children while 1% of its and their
+ * allocations fail: forks fail, inheritances fail (the child runs on with
+ * PROFIL_STOP_INHERIT), children spin and exit.  Its own session must run
+ * on (unless it dies of its own injected faults), and nothing may stay
+ * pinned.
+ */
+TEST_F(inject, forks_with_allocations_failing_at_random)
+{
+	int status, forked = 0, refused = 0, kinds[6] = { 0 }, i;
+	struct profil_stats st;
+	pid_t forker, pid;
+
+	ASSERT_EQ(0, random_failures(1));
+	forker = fork();
+	ASSERT_LE(0, forker);
+	if (!forker) {
+		if (arm_one(bins, sizeof(bins), (uintptr_t)spin_a - 256,
+			    0x10000, RATE) ||
+		    write_str("/proc/self/make-it-fail", "1"))
+			_exit(2);
+		for (i = 0; i < 300; i++) {
+			pid = fork();
+			if (!pid) {
+				/*
+				 * 0: inherited; 1: could not take over
+				 * (STOP_INHERIT); 2: stats failed; 3: no
+				 * session at all (its creation failed, so
+				 * nothing could record why); 5: anything else.
+				 */
+				spin_cpu(spin_a, 2 * 1000000ULL);
+				write_str("/proc/self/make-it-fail", "0");
+				if (dev_ioctl(PROFIL_IOC_STATS, &st))
+					_exit(2);
+				if (st.state == PROFIL_STATE_ON)
+					_exit(0);
+				if (st.stop_reason == PROFIL_STOP_INHERIT)
+					_exit(1);
+				_exit(st.stop_reason == PROFIL_STOP_NONE &&
+				      !st.armed && !st.samples ? 3 : 5);
+			}
+			if (pid < 0) {
+				refused++;
+				continue;
+			}
+			forked++;
+			waitpid(pid, &status, 0);
+			/* 4: killed (its own page faults could fail too) */
+			kinds[WIFSIGNALED(status) ? 4 :
+			      WEXITSTATUS(status) > 3 ? 5 : WEXITSTATUS(status)]++;
+		}
+		write_str("/proc/self/make-it-fail", "0");
+		st = get_stats();
+		printf("# %d forks (%d refused): %d inherited, %d could not take over, %d without a session, %d killed, %d unknown, %d otherwise; session %u\n",
+		       forked, refused, kinds[0], kinds[1], kinds[3], kinds[4],
+		       kinds[2], kinds[5], st.state);
+		fflush(stdout);
+		_exit(st.state == PROFIL_STATE_ON && kinds[0] && kinds[1] &&
+		      !kinds[5] ? 0 : 1);
+	}
+	ASSERT_EQ(forker, waitpid(forker, &status, 0));
+	random_failures(0);
+	/*
+	 * Its own page faults and stack growth fail too, so the forker may
+	 * die of a signal; then only what it leaves behind can be checked.
+	 */
+	if (WIFSIGNALED(status))
+		TH_LOG("the forker died of signal %d", WTERMSIG(status));
+	else
+		EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_PINS(self->pins0);
 }
 
 TEST_F(inject, first_setup_of_one_region)
