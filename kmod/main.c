@@ -53,11 +53,32 @@ int profil_copy_in(void *dst, size_t ksize, size_t min_size,
 	return copy_struct_from_user(dst, ksize, src, usize);
 }
 
+/**
+ * profil_user_buf_check - a user buffer the kernel may pin: within bounds
+ * @addr: its user address
+ * @size: its bytes
+ *
+ * Return: 0, -E2BIG above PROFIL_MAX_BUFSIZE, -EINVAL if it wraps the
+ * address space, -EFAULT if it is not user memory.
+ */
+int profil_user_buf_check(u64 addr, u64 size)
+{
+	u64 end;
+
+	if (size > PROFIL_MAX_BUFSIZE)
+		return -E2BIG;
+	if (check_add_overflow(addr, size, &end))
+		return -EINVAL;
+	if (!access_ok(u64_to_user_ptr(addr), size))
+		return -EFAULT;
+	return 0;
+}
+
 static int profil_region_check(const struct profil_region *ur,
 			       struct profil_kregion *r, u32 mode)
 {
 	u32 flags = ur->flags, shift;
-	u64 end;
+	int ret;
 
 	if (flags & ~PROFIL_REGION_FLAGS)
 		return -EINVAL;
@@ -75,12 +96,9 @@ static int profil_region_check(const struct profil_region *ur,
 	shift = profil_bin_shift(flags);
 	if (ur->buf & ((1U << shift) - 1))
 		return -EINVAL;
-	if (ur->bufsize > PROFIL_MAX_BUFSIZE)
-		return -E2BIG;
-	if (check_add_overflow(ur->buf, ur->bufsize, &end))
-		return -EINVAL;
-	if (!access_ok(u64_to_user_ptr(ur->buf), ur->bufsize))
-		return -EFAULT;
+	ret = profil_user_buf_check(ur->buf, ur->bufsize);
+	if (ret)
+		return ret;
 
 	r->uaddr = ur->buf;
 	r->offset = ur->offset;

@@ -95,10 +95,20 @@ void profil_output_free(struct profil_koutput *out)
 	kfree(out);
 }
 
-/* The caller's side of an output: its credentials, umask and name. */
-static int profil_output_own(struct profil_koutput *out)
+/* A name template from user space; longer than one component: too long. */
+static char *profil_name_dup(u64 uptr)
 {
-	char *name = profil_name_format(out->child_name, task_tgid_vnr(current));
+	char *tmpl = strndup_user(u64_to_user_ptr(uptr), NAME_MAX + 1);
+
+	if (IS_ERR(tmpl) && PTR_ERR(tmpl) == -EINVAL)
+		return ERR_PTR(-ENAMETOOLONG);
+	return tmpl;
+}
+
+/* The caller's side of @out: its credentials, umask, and @tmpl expanded. */
+static int profil_output_own(struct profil_koutput *out, const char *tmpl)
+{
+	char *name = profil_name_format(tmpl, task_tgid_vnr(current));
 
 	if (IS_ERR(name))
 		return PTR_ERR(name);
@@ -111,6 +121,7 @@ static int profil_output_own(struct profil_koutput *out)
 static int profil_output_check(const struct profil_output *uo)
 {
 	u64 end, recs;
+	int ret;
 
 	if (uo->flags)
 		return -EINVAL;
@@ -118,12 +129,9 @@ static int profil_output_check(const struct profil_output *uo)
 		return -EINVAL;
 	if (!uo->image_size || !IS_ALIGNED(uo->image | uo->image_size, 8))
 		return -EINVAL;
-	if (uo->image_size > PROFIL_MAX_BUFSIZE)
-		return -E2BIG;
-	if (check_add_overflow(uo->image, uo->image_size, &end))
-		return -EINVAL;
-	if (!access_ok(u64_to_user_ptr(uo->image), uo->image_size))
-		return -EFAULT;
+	ret = profil_user_buf_check(uo->image, uo->image_size);
+	if (ret)
+		return ret;
 	if (check_mul_overflow(uo->nr_recs_max, (u64)uo->rec_size, &recs) ||
 	    check_add_overflow(recs, uo->head_size, &end) ||
 	    end > uo->ctl_offset || !IS_ALIGNED(uo->ctl_offset, 8) ||
@@ -152,7 +160,7 @@ int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
 {
 	struct profil_output uo;
 	struct profil_koutput *out;
-	char *tmpl;
+	char *tmpl, *name;
 	int ret;
 
 	ret = profil_copy_in(&uo, sizeof(uo), PROFIL_OUTPUT_SIZE_VER0, uptr);
@@ -170,27 +178,22 @@ int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
 	out->nr_recs_max = uo.nr_recs_max;
 	out->ctl_offset = uo.ctl_offset;
 
-	/* The child's template is checked (expanded once) now too. */
-	tmpl = strndup_user(u64_to_user_ptr(uo.child_name), NAME_MAX + 1);
+	tmpl = profil_name_dup(uo.child_name);
 	if (IS_ERR(tmpl))
-		return PTR_ERR(tmpl) == -EINVAL ? -ENAMETOOLONG : PTR_ERR(tmpl);
+		return PTR_ERR(tmpl);
 	out->child_name = tmpl;
-	ret = profil_output_own(out);
+	/* The child's template is checked now too, expanded once. */
+	name = profil_name_format(tmpl, task_tgid_vnr(current));
+	if (IS_ERR(name))
+		return PTR_ERR(name);
+	kfree(name);
+	tmpl = profil_name_dup(uo.name);
+	if (IS_ERR(tmpl))
+		return PTR_ERR(tmpl);
+	ret = profil_output_own(out, tmpl);
+	kfree(tmpl);
 	if (ret)
 		return ret;
-	kfree(out->name);
-	tmpl = strndup_user(u64_to_user_ptr(uo.name), NAME_MAX + 1);
-	if (IS_ERR(tmpl)) {
-		out->name = NULL;
-		return PTR_ERR(tmpl) == -EINVAL ? -ENAMETOOLONG : PTR_ERR(tmpl);
-	}
-	out->name = profil_name_format(tmpl, task_tgid_vnr(current));
-	kfree(tmpl);
-	if (IS_ERR(out->name)) {
-		ret = PTR_ERR(out->name);
-		out->name = NULL;
-		return ret;
-	}
 	ret = profil_output_dir(out, uo.dirfd);
 	if (ret)
 		return ret;
@@ -222,7 +225,7 @@ int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src)
 	out->child_name = kstrdup(s->child_name, GFP_KERNEL_ACCOUNT);
 	if (!out->child_name)
 		return -ENOMEM;
-	return profil_output_own(out);
+	return profil_output_own(out, out->child_name);
 }
 
 /* Open @out's file for writing: a regular file, or a new one. */

@@ -294,5 +294,6 @@ void profil_fork_exit(void);
 extern unsigned int profil_max_rate;
 int profil_copy_in(void *dst, size_t ksize, size_t min_size,
 		   const void __user *src);
+int profil_user_buf_check(u64 addr, u64 size);
 
 #endif /* _PROFIL_INTERNAL_H */

@@ -118,18 +118,19 @@ static int profil_u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The region that counts @pc: the first, by offset, highest first. */
+/*
+ * The region that counts @pc: the first whose span, in @span (start, end
+ * per region, as profil_region_span() gives them), holds it; the regions
+ * are by offset, highest first.  An empty region's span is empty.
+ */
 static const struct profil_kregion *
-profil_region_at(const struct profil_arm *arm, u64 pc)
+profil_region_at(const struct profil_arm *arm, const u64 *span, u64 pc)
 {
-	u64 start, end;
 	u32 i;
 
-	for (i = 0; i < arm->nr_regions; i++) {
-		profil_region_span(&arm->regions[i], &start, &end);
-		if (arm->regions[i].nbins && pc >= start && pc < end)
+	for (i = 0; i < arm->nr_regions; i++)
+		if (pc >= span[2 * i] && pc < span[2 * i + 1])
 			return &arm->regions[i];
-	}
 	return NULL;
 }
 
@@ -146,32 +147,30 @@ profil_region_at(const struct profil_arm *arm, u64 pc)
 int profil_index_build(struct profil_arm *arm)
 {
 	const struct profil_kregion *r, *cur;
+	u32 i, n = 0, nr_pts = 2 * arm->nr_regions;
 	struct profil_interval *iv;
-	u32 i, n = 0, nr_pts = 0;
-	u64 *pts;
+	u64 *span, *pts;
 
 	if (arm->mode != PROFIL_MODE_HIST || !arm->nr_regions)
 		return 0;
-	pts = kvmalloc_array(2 * arm->nr_regions, sizeof(*pts), GFP_KERNEL);
-	iv = kvmalloc_array(2 * arm->nr_regions, sizeof(*iv),
-			    GFP_KERNEL_ACCOUNT);
-	if (!pts || !iv) {
-		kvfree(pts);
+	/* @span by region, @pts the same points sorted. */
+	span = kvmalloc_array(2 * nr_pts, sizeof(*span), GFP_KERNEL);
+	iv = kvmalloc_array(nr_pts, sizeof(*iv), GFP_KERNEL_ACCOUNT);
+	if (!span || !iv) {
+		kvfree(span);
 		kvfree(iv);
 		return -ENOMEM;
 	}
-	for (i = 0; i < arm->nr_regions; i++) {
-		if (!arm->regions[i].nbins)
-			continue;
-		profil_region_span(&arm->regions[i], &pts[nr_pts],
-				   &pts[nr_pts + 1]);
-		nr_pts += 2;
-	}
+	pts = span + nr_pts;
+	for (i = 0; i < arm->nr_regions; i++)
+		profil_region_span(&arm->regions[i], &span[2 * i],
+				   &span[2 * i + 1]);
+	memcpy(pts, span, nr_pts * sizeof(*pts));
 	sort(pts, nr_pts, sizeof(*pts), profil_u64_cmp, NULL);
 	for (i = 0; i + 1 < nr_pts; i++) {
 		if (pts[i] == pts[i + 1])
 			continue;
-		cur = profil_region_at(arm, pts[i]);
+		cur = profil_region_at(arm, span, pts[i]);
 		if (!cur)
 			continue;
 		r = n ? iv[n - 1].r : NULL;
@@ -181,7 +180,7 @@ int profil_index_build(struct profil_arm *arm)
 		}
 		iv[n++] = (struct profil_interval){ pts[i], pts[i + 1], cur };
 	}
-	kvfree(pts);
+	kvfree(span);
 	arm->index = iv;
 	arm->nr_index = n;
 	return 0;
