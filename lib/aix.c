@@ -80,8 +80,7 @@ int __profil_aix(const void *regions)
 		prev_high = (uintptr_t)p.p_high;
 	}
 	if (!n)
-		ret = __profil_dev_ioctl(PROFIL_IOC_OFF, NULL) && errno != ENOSYS ?
-		      -1 : 0;
+		ret = __profil_off();
 	else
 		ret = __profil_arm(r, n, PROFIL_MODE_HIST, &rate);
 out:

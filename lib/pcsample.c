@@ -96,7 +96,7 @@ long pcsample(uintptr_t *samples, long nsamples)
 	pthread_mutex_lock(&pcsample_lock);
 	if (pcsample_buf) {
 		/* End it: every PC it will hold is there once this returns. */
-		if (__profil_dev_ioctl(PROFIL_IOC_OFF, NULL) && errno != ENOSYS) {
+		if (__profil_off()) {
 			stored = -1;
 			goto out;
 		}

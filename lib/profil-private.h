@@ -47,13 +47,15 @@ void __profil_hint(void);
 /* profil.c: PROFIL_F_NOINHERIT or 0, as profil_inherit() last said. */
 unsigned int __profil_setup_flags(void);
 
-/* regions.c: several regions, for sprofil(), AIX profil() and pcsample(). */
+/* regions.c: arming and off, for profil(), sprofil(), AIX and pcsample(). */
 int __profil_read_self(void *dst, const void *src, size_t len);
 struct profil_region *__profil_regions_alloc(size_t n);
 void __profil_regions_free(struct profil_region *r, size_t n);
 /* Arm @n regions in @mode at *@rate Hz (0: HZ); *@rate gets the rate used. */
 int __profil_arm(struct profil_region *r, unsigned int n, unsigned int mode,
 		 unsigned int *rate);
+/* Turn the session off; with no module loaded that is done: 0. */
+int __profil_off(void);
 
 /* AIX's profil((void *)regions, (size_t)-1, 0, 0), in aix.c. */
 int __profil_aix(const void *regions);

@@ -48,38 +48,18 @@ int profil(unsigned short *buf, size_t bufsiz, size_t offset,
 		.offset = offset,
 		.scale = scale,
 	};
-	struct profil_setup s = {
-		.size = sizeof(s),
-		.flags = __profil_setup_flags(),
-		.mode = PROFIL_MODE_HIST,
-		.nr_regions = 1,
-		.region_size = sizeof(r),
-		.regions = (uintptr_t)&r,
-	};
+	unsigned int rate = 0;
 
 	/* AIX: an array of struct prof (<mon.h>), scale and offset unused. */
 	if (bufsiz == (size_t)-1 && buf)
 		return __profil_aix(buf);
-	if (!buf || scale < 2) {
-		/*
-		 * Off, through the fd the session was armed with if this
-		 * process armed it; with no module loaded nothing runs, so
-		 * that is done.
-		 */
-		if (__profil_dev_ioctl(PROFIL_IOC_OFF, NULL) && errno != ENOSYS)
-			return -1;
-		return 0;
-	}
+	if (!buf || scale < 2)
+		return __profil_off();
 	if (scale > PROFIL_SCALE_ONE) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (__profil_dev_ioctl(PROFIL_IOC_SETUP, &s)) {
-		if (errno == ENOSYS)
-			__profil_hint();
-		return -1;
-	}
-	return 0;
+	return __profil_arm(&r, 1, PROFIL_MODE_HIST, &rate);
 }
 
 /* glibc's profil@GLIBC_2.2.5, for LD_PRELOAD (see libprofil.map). */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Arming several histogram regions or a pcsample array: what sprofil(),
- * the AIX form of profil() and pcsample() share.
+ * Arming regions or a pcsample array, and turning off: what profil(),
+ * sprofil(), the AIX form of profil() and pcsample() share.
  *
  * The caller's arrays are read with process_vm_readv() on ourselves, so
  * that a bad pointer is EFAULT, not SIGSEGV; the regions for the kernel are
@@ -41,6 +41,17 @@ struct profil_region *__profil_regions_alloc(size_t n)
 void __profil_regions_free(struct profil_region *r, size_t n)
 {
 	munmap(r, n * sizeof(*r));
+}
+
+int __profil_off(void)
+{
+	/*
+	 * Through the fd the session was armed with if this process armed
+	 * it; with no module loaded nothing runs, so that is done.
+	 */
+	if (__profil_dev_ioctl(PROFIL_IOC_OFF, NULL) && errno != ENOSYS)
+		return -1;
+	return 0;
 }
 
 int __profil_arm(struct profil_region *r, unsigned int n, unsigned int mode,

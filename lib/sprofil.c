@@ -72,13 +72,6 @@ static int sprofil_region(const struct prof *p, unsigned int flags,
 	return 1;
 }
 
-static int sprofil_off(void)
-{
-	if (__profil_dev_ioctl(PROFIL_IOC_OFF, NULL) && errno != ENOSYS)
-		return -1;
-	return 0;
-}
-
 __attribute__((visibility("default")))
 int sprofil(struct prof *profp, int profcnt, struct timeval *tvp,
 	    unsigned int flags)
@@ -97,7 +90,7 @@ int sprofil(struct prof *profp, int profcnt, struct timeval *tvp,
 		return -1;
 	}
 	if (!profp || !profcnt)
-		return sprofil_off();
+		return __profil_off();
 	r = __profil_regions_alloc(profcnt);
 	if (!r)
 		return -1;
@@ -112,7 +105,7 @@ int sprofil(struct prof *profp, int profcnt, struct timeval *tvp,
 		n += ret;
 	}
 	if (!n) {
-		ret = sprofil_off();
+		ret = __profil_off();
 		goto out;
 	}
 	if (flags & PROF_FAST)
