@@ -21,27 +21,7 @@ static uint64_t sum(const uint16_t *b, size_t n)
 	return sum16(b, n);
 }
 
-/* The kernel's HZ: the rate a session gets when it asks for none. */
-static unsigned int kernel_hz(void)
-{
-	struct profil_region r = { .buf = (uintptr_t)bins_a, .bufsize = 2,
-				   .flags = PROFIL_REGION_OVERFLOW };
-	struct profil_setup s = { .size = sizeof(s), .nr_regions = 1,
-				  .region_size = sizeof(r),
-				  .regions = (uintptr_t)&r };
-
-	if (dev_ioctl(PROFIL_IOC_SETUP, &s))
-		return 0;
-	dev_ioctl(PROFIL_IOC_OFF, NULL);
-	return s.rate;
-}
-
-#define EXPECT_NEAR(got, ns) do {					\
-	double __want = expected(ns, self->hz);				\
-	TH_LOG("%s: %llu samples for %.1f expected", #got,		\
-	       (unsigned long long)(got), __want);			\
-	EXPECT_TRUE((got) >= __want * 0.9 - 2 && (got) <= __want * 1.05 + 2); \
-} while (0)
+#define EXPECT_NEAR(got, ns) EXPECT_SAMPLES_NEAR(got, ns, self->hz)
 
 /* AIX: a region of PAD bytes... over [fn - PAD, fn + PAD). */
 static struct prof aix_over(void (*fn)(volatile int *), uint16_t *bins,

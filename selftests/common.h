@@ -199,6 +199,33 @@ static inline double expected(uint64_t ns, unsigned int rate)
 	return (double)ns * rate / NSEC;
 }
 
+/* @got samples for @ns of CPU time at @rate: 90% - 2 to 105% + 2, logged. */
+#define EXPECT_SAMPLES_NEAR(got, ns, rate) do {				\
+	double __want = expected(ns, rate);				\
+	TH_LOG("%s: %llu samples for %.1f expected", #got,		\
+	       (unsigned long long)(got), __want);			\
+	EXPECT_TRUE((got) >= __want * 0.9 - 2 && (got) <= __want * 1.05 + 2); \
+} while (0)
+
+/*
+ * The kernel's HZ: the rate a session gets when it asks for none (armed
+ * on a bin of its own for a moment, then off); 0 if it cannot be armed.
+ */
+static inline unsigned int kernel_hz(void)
+{
+	static uint16_t bin;
+	struct profil_region r = { .buf = (uintptr_t)&bin, .bufsize = 2,
+				   .flags = PROFIL_REGION_OVERFLOW };
+	struct profil_setup s = { .size = sizeof(s), .nr_regions = 1,
+				  .region_size = sizeof(r),
+				  .regions = (uintptr_t)&r };
+
+	if (dev_ioctl(PROFIL_IOC_SETUP, &s))
+		return 0;
+	dev_ioctl(PROFIL_IOC_OFF, NULL);
+	return s.rate;
+}
+
 static inline int module_loaded(void)
 {
 	return access("/dev/profil", F_OK) == 0;

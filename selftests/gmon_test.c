@@ -12,27 +12,6 @@
 #include "gmon.h"
 #include "kselftest_harness.h"
 
-/* The kernel's HZ: the rate a session gets when it asks for none. */
-static unsigned int kernel_hz(void)
-{
-	static uint16_t bins[8];
-	struct profil_region r = {
-		.buf = (uintptr_t)bins, .bufsize = sizeof(bins),
-		.scale = PROFIL_SCALE_ONE,
-	};
-	struct profil_setup s = {
-		.size = sizeof(s),
-		.nr_regions = 1,
-		.region_size = sizeof(r),
-		.regions = (uintptr_t)&r,
-	};
-
-	if (dev_ioctl(PROFIL_IOC_SETUP, &s))
-		return 0;
-	dev_ioctl(PROFIL_IOC_OFF, NULL);
-	return s.rate;
-}
-
 static int within(double got, double want, double tol)
 {
 	return got >= want * (1 - tol) && got <= want * (1 + tol);

@@ -41,18 +41,6 @@ static uint64_t sum(const uint16_t *b, size_t n)
 	return sum16(b, n);
 }
 
-/* The kernel's HZ, from the period sprofil() reports with no flags. */
-static unsigned int hz(void)
-{
-	struct prof p = over(spin_a, bins_a);
-	struct timeval tv = { 0 };
-
-	if (sprofil(&p, 1, &tv, 0))
-		return 0;
-	sprofil(NULL, 0, NULL, 0);
-	return tv.tv_usec ? 1000000 / tv.tv_usec : 0;
-}
-
 FIXTURE(sp) {
 	unsigned int hz;
 };
@@ -65,7 +53,7 @@ FIXTURE_SETUP(sp)
 	memset(bins_wide, 0, sizeof(bins_wide));
 	memset(ovf, 0, sizeof(ovf));
 	memset(bins32, 0, sizeof(bins32));
-	self->hz = hz();
+	self->hz = kernel_hz();
 	ASSERT_NE(0, self->hz);
 }
 
@@ -74,13 +62,7 @@ FIXTURE_TEARDOWN(sp)
 	sprofil(NULL, 0, NULL, 0);
 }
 
-/* Samples expected for @ns at the HZ rate, and "close to it". */
-#define EXPECT_NEAR_HZ(got, ns) do {					\
-	double __want = expected(ns, self->hz);				\
-	TH_LOG("%s: %llu samples for %.1f expected", #got,		\
-	       (unsigned long long)(got), __want);			\
-	EXPECT_TRUE((got) >= __want * 0.9 - 2 && (got) <= __want * 1.05 + 2); \
-} while (0)
+#define EXPECT_NEAR_HZ(got, ns) EXPECT_SAMPLES_NEAR(got, ns, self->hz)
 
 TEST_F(sp, two_regions_alternating_get_all_their_samples)
 {
