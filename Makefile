@@ -56,9 +56,12 @@ TESTS		:= $(addprefix $(BUILD)/selftests/,$(GUEST_TESTS) \
 		   $(GUEST_NOMOD_TESTS) $(GUEST_HELPERS))
 DEMO		:= $(BUILD)/demo/hotspots $(BUILD)/demo/callgraph
 BENCH		:= $(BUILD)/bench/forkcost $(BUILD)/bench/regions
+# profil(1) and the agent it preloads.
+TOOLS		:= $(BUILD)/tools/profil $(BUILD)/tools/profil-agent.so
+TOOL_CFLAGS	:= $(CFLAGS) $(WARN) -std=gnu11 -Iuapi -Itools $(CPPFLAGS)
 MCOUNT_BENCH	:= $(addprefix $(BUILD)/bench/mcount-,none glibc libprofil)
 
-.PHONY: all module lib selftests deps check check-debug check-harness demo lint \
+.PHONY: all module lib tools selftests deps check check-debug check-harness demo lint \
 	bench-mcount fuzz \
 	checkpatch install clean
 
@@ -68,7 +71,7 @@ LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
 MANDIR		?= $(PREFIX)/share/man
 
-all: module lib selftests
+all: module lib tools selftests
 
 module:
 	$(if $(KDIR),,$(error $(NO_KDIR)))
@@ -138,6 +141,21 @@ install: lib
 		ln -sf monitor.3 $(DESTDIR)$(MANDIR)/man3/$$f.3; done
 	install -m 644 man/profil.4 $(DESTDIR)$(MANDIR)/man4/
 	install -m 644 man/libprofil.7 $(DESTDIR)$(MANDIR)/man7/
+
+# --- profil(1) -----------------------------------------------------------
+tools: $(TOOLS)
+
+$(BUILD)/tools:
+	mkdir -p $@
+
+# The agent: libc only, nothing exported but dlopen() (which it wraps).
+$(BUILD)/tools/profil-agent.so: tools/agent.c tools/profile-file.h uapi/linux/profil.h | $(BUILD)/tools
+	$(CC) $(TOOL_CFLAGS) -fPIC -fvisibility=hidden -shared $(LDFLAGS) \
+		-o $@ $< -pthread -Wl,-z,defs
+
+$(BUILD)/tools/profil: tools/profil.c tools/report.c tools/profil.h tools/profile-file.h | $(BUILD)/tools
+	$(CC) $(TOOL_CFLAGS) -DAGENT_PATH='"$(LIBDIR)/profil/profil-agent.so"' \
+		$(LDFLAGS) -o $@ tools/profil.c tools/report.c -ldw -lelf
 
 # --- selftests -----------------------------------------------------------
 $(HARNESS_DIR)/kselftest_harness.h:

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * profil(1): profile an unmodified program with /dev/profil.
+ *
+ *	profil [-r RATE] [-o FILE] [-f text|csv|gmon] [-l] [--children]
+ *	       [--] command [args...]
+ *
+ * Runs the command with profil-agent.so preloaded (tools/agent.c), its
+ * stdio and environment otherwise untouched, waits for it, then reads the
+ * files the kernel wrote for its agent's arms from a private directory and
+ * prints where the CPU time went (report.c).  The command's exit status
+ * is profil's; a command killed by signal N makes it exit with 128 + N.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "profil.h"
+
+#ifndef AGENT_PATH
+#define AGENT_PATH "/usr/local/lib/profil/profil-agent.so"
+#endif
+#define DEFAULT_RATE	1000
+
+static const char usage[] =
+	"usage: profil [-r RATE] [-o FILE] [-f text|csv|gmon] [-l] [--children]\n"
+	"              [--] command [args...]\n";
+
+struct opts {
+	unsigned int rate;
+	const char *output;
+	enum report_format format;
+	int lines, children;
+	char **argv;
+};
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("profil: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(PROFIL_EXIT_FAIL);
+}
+
+/* --- before the run ---------------------------------------------------- */
+
+static enum report_format parse_format(const char *s)
+{
+	if (!strcmp(s, "text"))
+		return FORMAT_TEXT;
+	if (!strcmp(s, "csv"))
+		return FORMAT_CSV;
+	if (!strcmp(s, "gmon"))
+		return FORMAT_GMON;
+	fail("unknown format '%s' (text, csv or gmon)", s);
+}
+
+static unsigned int read_max_rate(void)
+{
+	FILE *f = fopen("/sys/module/profil/parameters/max_rate", "re");
+	unsigned int max = 0;
+
+	if (f) {
+		if (fscanf(f, "%u", &max) != 1)
+			max = 0;
+		fclose(f);
+	}
+	return max;
+}
+
+static void parse_opts(struct opts *o, int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "rate", required_argument, NULL, 'r' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "lines", no_argument, NULL, 'l' },
+		{ "children", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	char *end;
+	long v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+r:o:f:lh", longs, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > 100000)
+				fail("rate '%s': a number of Hz, 1 to 100000", optarg);
+			o->rate = v;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'f':
+			o->format = parse_format(optarg);
+			break;
+		case 'l':
+			o->lines = 1;
+			break;
+		case 'c':
+			o->children = 1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			fputs(usage, stderr);
+			exit(PROFIL_EXIT_FAIL);
+		}
+	}
+	if (optind == argc) {
+		fputs(usage, stderr);
+		exit(PROFIL_EXIT_FAIL);
+	}
+	o->argv = argv + optind;
+}
+
+/* /dev/profil usable, and the rate one the module allows. */
+static void check_module(struct opts *o)
+{
+	unsigned int max;
+	int fd = open("/dev/profil", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT)
+		fail("/dev/profil does not exist: the profil module is not loaded (modprobe profil)");
+	if (fd < 0)
+		fail("/dev/profil: %s", strerror(errno));
+	close(fd);
+	max = read_max_rate();
+	if (!o->rate)
+		o->rate = max && max < DEFAULT_RATE ? max : DEFAULT_RATE;
+	if (max && o->rate > max)
+		fail("rate %u Hz is above the module's max_rate, %u Hz", o->rate, max);
+}
+
+/* The file execvp() would run for @cmd, in @path; 0 if there is none. */
+static int resolve(const char *cmd, char *path, size_t len)
+{
+	const char *dirs = getenv("PATH") ?: "/usr/local/bin:/usr/bin:/bin";
+	const char *p, *e;
+
+	if (strchr(cmd, '/'))
+		return realpath(cmd, path) != NULL;
+	for (p = dirs; *p; p = *e ? e + 1 : e) {
+		char cand[PATH_MAX];
+
+		e = strchrnul(p, ':');
+		snprintf(cand, sizeof(cand), "%.*s/%s", (int)(e - p), *p == ':' ? "." : p,
+			 cmd);
+		if (!access(cand, X_OK) && realpath(cand, path))
+			return 1;
+	}
+	(void)len;
+	return 0;
+}
+
+/* Whether @path is an ELF executable without an interpreter: static. */
+static int is_static(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+	GElf_Phdr ph;
+	size_t i, n;
+	int interp = 0, elf = 0;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF && !elf_getphdrnum(e, &n)) {
+		elf = 1;
+		for (i = 0; i < n; i++)
+			if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_INTERP)
+				interp = 1;
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return elf && !interp;
+}
+
+/* The agent: $PROFIL_AGENT, next to this program, or where it installs. */
+static void find_agent(char *agent, size_t len)
+{
+	const char *env = getenv("PROFIL_AGENT");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (env) {
+		snprintf(agent, len, "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	snprintf(agent, len, "%s/profil-agent.so", dirname(self));
+	if (access(agent, R_OK))
+		snprintf(agent, len, "%s", AGENT_PATH);
+	if (access(agent, R_OK))
+		fail("%s: %s (set PROFIL_AGENT to the agent's path)", agent,
+		     strerror(errno));
+}
+
+/* --- the run ------------------------------------------------------------- */
+
+static void setenv_num(const char *name, long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", v);
+	setenv(name, buf, 1);
+}
+
+/* The child's environment: the agent first in LD_PRELOAD, its settings. */
+static void child_env(const struct opts *o, const char *agent, const char *dir)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	char *v;
+
+	if (pre && *pre && asprintf(&v, "%s %s", agent, pre) > 0)
+		setenv("LD_PRELOAD", v, 1);
+	else
+		setenv("LD_PRELOAD", agent, 1);
+	setenv("PROFIL_AGENT_DIR", dir, 1);
+	setenv_num("PROFIL_AGENT_RATE", o->rate);
+	setenv_num("PROFIL_AGENT_PID", getpid());
+	if (o->children)
+		setenv("PROFIL_AGENT_CHILDREN", "1", 1);
+	else
+		unsetenv("PROFIL_AGENT_CHILDREN");
+}
+
+/*
+ * Start the command; its exec's errno comes back on a close-on-exec pipe
+ * (and the child exits 126, or 127 when it was not found, as a shell).
+ */
+static pid_t run(const struct opts *o, const char *agent, const char *dir)
+{
+	int p[2], err = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		fail("pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		fail("fork: %s", strerror(errno));
+	if (!pid) {
+		close(p[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		child_env(o, agent, dir);
+		execvp(o->argv[0], o->argv);
+		err = errno;
+		if (write(p[1], &err, sizeof(err)) < 0)
+			err = 0;
+		_exit(err == ENOENT ? 127 : 126);
+	}
+	close(p[1]);
+	if (read(p[0], &err, sizeof(err)) == sizeof(err)) {
+		fprintf(stderr, "profil: %s: %s\n", o->argv[0], strerror(err));
+		waitpid(pid, NULL, 0);
+		exit(err == ENOENT ? 127 : 126);
+	}
+	close(p[0]);
+	return pid;
+}
+
+/* Wait for @pid; its CPU time in @cpu_ns; profil's exit status. */
+static int wait_for(pid_t pid, uint64_t *cpu_ns)
+{
+	struct rusage ru;
+	int status, sig;
+
+	while (wait4(pid, &status, 0, &ru) < 0)
+		if (errno != EINTR)
+			fail("wait: %s", strerror(errno));
+	*cpu_ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+		  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	sig = WTERMSIG(status);
+	fprintf(stderr, "profil: the command was killed by signal %d (%s)%s\n",
+		sig, strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
+	return 128 + sig;
+}
+
+/* --- after the run ------------------------------------------------------- */
+
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+static char *command_line(char **argv)
+{
+	size_t n = 1;
+	char **a, *s;
+
+	for (a = argv; *a; a++)
+		n += strlen(*a) + 1;
+	s = calloc(1, n);
+	for (a = argv; s && *a; a++) {
+		if (a != argv)
+			strcat(s, " ");
+		strcat(s, *a);
+	}
+	return s;
+}
+
+static int report(const struct opts *o, struct report *r, const char *dir)
+{
+	const char *path = o->output;
+	int ret;
+
+	if (report_load(r, dir))
+		fprintf(stderr, "profil: %s: %s\n", dir, strerror(errno));
+	if (!r->nr_files) {
+		fprintf(stderr, "profil: no profile: the agent did not arm in %s (a static or set-user-ID program, or one that clears LD_PRELOAD?)\n",
+			o->argv[0]);
+		return -1;
+	}
+	if (!path && o->format == FORMAT_GMON)
+		path = "gmon.out";
+	r->out = path && strcmp(path, "-") ? fopen(path, "we") : NULL;
+	if (path && strcmp(path, "-") && !r->out) {
+		fprintf(stderr, "profil: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (!r->out)
+		r->out = path ? stdout : stderr;
+	ret = o->format == FORMAT_GMON ? report_gmon(r) : report_print(r);
+	if (r->out != stdout && r->out != stderr && fclose(r->out))
+		ret = -1;
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .format = FORMAT_TEXT };
+	char agent[PATH_MAX], exe[PATH_MAX], dir[PATH_MAX];
+	struct report r = { 0 };
+	const char *tmp = getenv("TMPDIR") ?: "/tmp";
+	int status;
+
+	exe[0] = '\0';
+	parse_opts(&o, argc, argv);
+	check_module(&o);
+	find_agent(agent, sizeof(agent));
+	if (resolve(o.argv[0], exe, sizeof(exe)) && is_static(exe))
+		fail("%s is statically linked: the agent cannot be preloaded into it; link it dynamically, or with -lprofil and its own profil() or -pg",
+		     o.argv[0]);
+	snprintf(dir, sizeof(dir), "%s/profil.XXXXXX", tmp);
+	if (!mkdtemp(dir))
+		fail("%s: %s", dir, strerror(errno));
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	r.main_pid = run(&o, agent, dir);
+	status = wait_for(r.main_pid, &r.main_cpu_ns);
+	r.format = o.format;
+	r.lines = o.lines;
+	r.children = o.children;
+	r.rate = o.rate;
+	r.command = command_line(o.argv);
+	r.exe = exe[0] ? exe : NULL;
+	report(&o, &r, dir);
+	report_free(&r);
+	remove_dir(dir);
+	return status;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* profil(1): what its run side (profil.c) and report side (report.c) share. */
+#ifndef PROFIL_TOOLS_PROFIL_H
+#define PROFIL_TOOLS_PROFIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "profile-file.h"
+
+/* The exit status of profil(1)'s own failures, as env(1), timeout(1). */
+#define PROFIL_EXIT_FAIL	125
+
+enum report_format { FORMAT_TEXT, FORMAT_CSV, FORMAT_GMON };
+
+/* One profile file the agent left, mapped in. */
+struct pfile {
+	pid_t pid;			/* from its name */
+	int child;			/* an inherited arm (c<pid>...) */
+	const struct profile_file_hdr *h;
+	size_t size;
+};
+
+struct report {
+	/* What the run gives: */
+	enum report_format format;
+	int lines;			/* -l: source lines */
+	int children;			/* --children */
+	pid_t main_pid;
+	const char *command;		/* the command line, for the header */
+	const char *exe;		/* the program as resolved, or NULL */
+	uint64_t main_cpu_ns;		/* of the main process, from wait4() */
+	unsigned int rate;
+	FILE *out;
+	/* What the directory holds: */
+	struct pfile *files;
+	size_t nr_files;
+};
+
+int report_load(struct report *r, const char *dir);
+int report_print(struct report *r);
+int report_gmon(struct report *r);
+void report_free(struct report *r);
+
+#endif /* PROFIL_TOOLS_PROFIL_H */

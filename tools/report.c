@@ -1,0 +1,674 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * profil(1)'s report: read the profile files the agent's arms left (see
+ * profile-file.h), name each sampled PC with elfutils' libdwfl (symbol,
+ * and with -l source line, from the object the agent recorded at the load
+ * bias it had), sum by process and function, and print a flat profile as
+ * text or CSV, or the main program's histogram as a gmon.out for gprof.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "profil.h"
+
+/* Samples of one function (and source line) in one object and process. */
+struct row {
+	pid_t pid;		/* 0: every process */
+	const char *object;	/* path, or "[vdso]", "[unknown]" */
+	const char *function;
+	const char *source;	/* "file:line", or "" */
+	uint64_t samples;
+};
+
+struct rows {
+	struct row *v;
+	size_t n, cap;
+	char **strs;		/* what the rows' strings point into */
+	size_t nr_strs, cap_strs;
+};
+
+/* What one process's files say of it. */
+struct proc {
+	pid_t pid;
+	const char *exe;
+	unsigned int rate, shift;
+	uint64_t total, nowhere;
+	int ended;
+	uint64_t cpu_ns, saturated, missed;
+};
+
+/* --- reading the files ----------------------------------------------- */
+
+static const struct profile_file_region *
+file_regions(const struct profile_file_hdr *h)
+{
+	return (const void *)((const char *)h + h->hdr_size);
+}
+
+static const char *file_name(const struct profile_file_hdr *h,
+			     const struct profile_file_region *fr)
+{
+	return (const char *)h + h->names_off + fr->name_off;
+}
+
+static const uint32_t *file_bins(const struct profile_file_hdr *h,
+				 const struct profile_file_region *fr)
+{
+	return (const void *)((const char *)h + fr->bins_off);
+}
+
+static int region_valid(const struct profile_file_hdr *h,
+			const struct profile_file_region *fr, size_t size)
+{
+	return fr->bins_off % sizeof(uint32_t) == 0 && fr->shift < 32 &&
+	       fr->bins_off <= size &&
+	       (size - fr->bins_off) / sizeof(uint32_t) >= fr->nr_bins &&
+	       fr->name_off < h->names_size;
+}
+
+/* Whether @size bytes at @h are a whole profile file of this build. */
+static int file_valid(const struct profile_file_hdr *h, size_t size)
+{
+	const struct profile_file_region *fr = file_regions(h);
+	uint32_t i;
+
+	if (size < sizeof(*h) || memcmp(h->magic, PROFILE_FILE_MAGIC, 8) ||
+	    h->hdr_size != sizeof(*h) || h->region_size != sizeof(*fr) ||
+	    h->size != size || h->nr_regions > (size - sizeof(*h)) / sizeof(*fr) ||
+	    h->names_off > size || size - h->names_off < h->names_size ||
+	    !h->names_size || ((const char *)h)[h->names_off + h->names_size - 1])
+		return 0;
+	for (i = 0; i < h->nr_regions; i++)
+		if (!region_valid(h, &fr[i], size))
+			return 0;
+	return 1;
+}
+
+static void *read_file(int dir, const char *name, size_t *size)
+{
+	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char *buf = NULL;
+	size_t n = 0;
+	ssize_t k;
+
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && st.st_size > 0)
+		buf = malloc(st.st_size + 1);
+	while (buf && n < (size_t)st.st_size &&
+	       (k = read(fd, buf + n, st.st_size - n)) > 0)
+		n += k;
+	close(fd);
+	*size = n;
+	if (buf)
+		buf[n] = '\0';
+	return buf;
+}
+
+/* e<pid>.txt: why the agent of a process did not arm. */
+static void report_why(struct report *r, int dir, const char *name, pid_t pid)
+{
+	size_t size;
+	char *text;
+
+	if (!r->children && pid != r->main_pid)
+		return;
+	text = read_file(dir, name, &size);
+	if (text)
+		fprintf(stderr, "profil: no profile of pid %d: %s", (int)pid, text);
+	free(text);
+}
+
+static int report_add(struct report *r, int dir, const char *name, pid_t pid,
+		      int child)
+{
+	struct pfile *f;
+	size_t size;
+	void *data = read_file(dir, name, &size);
+
+	if (!data)
+		return -1;
+	if (!file_valid(data, size)) {
+		fprintf(stderr, "profil: %s: not a profile file of this profil\n", name);
+		free(data);
+		return 0;
+	}
+	f = realloc(r->files, (r->nr_files + 1) * sizeof(*f));
+	if (!f) {
+		free(data);
+		return -1;
+	}
+	r->files = f;
+	f += r->nr_files++;
+	f->pid = pid;
+	f->child = child;
+	f->h = data;
+	f->size = size;
+	return 0;
+}
+
+/* Every file of @dir: profiles in r->files, the agents' complaints said. */
+int report_load(struct report *r, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char kind, end[8];
+	int pid, ret = 0;
+
+	if (!d)
+		return -1;
+	while (!ret && (e = readdir(d))) {
+		if (sscanf(e->d_name, "e%d.tx%1s", &pid, end) == 2)
+			report_why(r, dirfd(d), e->d_name, pid);
+		else if (sscanf(e->d_name, "%c%d.", &kind, &pid) == 2 &&
+			 (kind == 'p' || kind == 'c') &&
+			 strstr(e->d_name, ".prof"))
+			ret = report_add(r, dirfd(d), e->d_name, pid, kind == 'c');
+	}
+	closedir(d);
+	return ret;
+}
+
+void report_free(struct report *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_files; i++)
+		free((void *)r->files[i].h);
+	free(r->files);
+	r->files = NULL;
+	r->nr_files = 0;
+}
+
+/* --- naming the PCs -------------------------------------------------- */
+
+static const Dwfl_Callbacks sym_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+/* A libdwfl session with the file's objects at the biases they had. */
+static Dwfl *sym_open(const struct profile_file_hdr *h)
+{
+	const struct profile_file_region *fr = file_regions(h);
+	Dwfl *d = dwfl_begin(&sym_callbacks);
+	uint32_t i, j;
+
+	if (!d)
+		return NULL;
+	dwfl_report_begin(d);
+	for (i = 0; i < h->nr_regions; i++) {
+		const char *path = file_name(h, &fr[i]);
+
+		if (fr[i].kind != PROFILE_REGION_EXE &&
+		    fr[i].kind != PROFILE_REGION_LIB)
+			continue;
+		for (j = 0; j < i; j++)	/* an object with two text segments */
+			if (fr[j].bias == fr[i].bias &&
+			    !strcmp(file_name(h, &fr[j]), path))
+				break;
+		if (j == i)
+			dwfl_report_elf(d, path, path, -1, fr[i].bias, false);
+	}
+	dwfl_report_end(d, NULL, NULL);
+	return d;
+}
+
+/* The function at @pc, and with @src its "file:line" in @line. */
+static const char *sym_name(Dwfl *d, uint64_t pc, int src, char *line,
+			    size_t len)
+{
+	Dwfl_Module *m = d ? dwfl_addrmodule(d, pc) : NULL;
+	const char *name = NULL, *file;
+	GElf_Off off;
+	GElf_Sym sym;
+	Dwfl_Line *l;
+	int lineno;
+
+	line[0] = '\0';
+	if (!m)
+		return "[unknown]";
+	name = dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL);
+	l = src ? dwfl_module_getsrc(m, pc) : NULL;
+	file = l ? dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	if (file)
+		snprintf(line, len, "%s:%d", basename(file), lineno);
+	return name ?: "[unknown]";
+}
+
+/* --- rows -------------------------------------------------------------- */
+
+static const char *keep(struct rows *rs, const char *s)
+{
+	char **v;
+
+	if (rs->nr_strs == rs->cap_strs) {
+		rs->cap_strs = rs->cap_strs ? 2 * rs->cap_strs : 256;
+		v = realloc(rs->strs, rs->cap_strs * sizeof(*v));
+		if (!v)
+			return NULL;
+		rs->strs = v;
+	}
+	return rs->strs[rs->nr_strs++] = strdup(s);
+}
+
+static int same_key(const struct row *a, const struct row *b)
+{
+	return a->pid == b->pid && !strcmp(a->object, b->object) &&
+	       !strcmp(a->function, b->function) && !strcmp(a->source, b->source);
+}
+
+/* Add @samples to the row of @k; consecutive bins of a function merge. */
+static int rows_add(struct rows *rs, const struct row *k)
+{
+	struct row *v;
+
+	if (rs->n && same_key(&rs->v[rs->n - 1], k)) {
+		rs->v[rs->n - 1].samples += k->samples;
+		return 0;
+	}
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap ? 2 * rs->cap : 1024;
+		v = realloc(rs->v, rs->cap * sizeof(*v));
+		if (!v)
+			return -1;
+		rs->v = v;
+	}
+	v = &rs->v[rs->n];
+	*v = *k;
+	v->function = keep(rs, k->function);
+	v->source = keep(rs, k->source);
+	if (!v->function || !v->source)
+		return -1;
+	rs->n++;
+	return 0;
+}
+
+static int region_rows(struct rows *rs, pid_t pid, Dwfl *d, int src,
+		       const struct profile_file_hdr *h,
+		       const struct profile_file_region *fr)
+{
+	const uint32_t *bins = file_bins(h, fr);
+	struct row k = { .pid = pid, .object = file_name(h, fr), .source = "" };
+	char line[256];
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < fr->nr_bins && !ret; i++) {
+		if (!bins[i])
+			continue;
+		k.samples = bins[i];
+		if (fr->kind == PROFILE_REGION_NOWHERE) {
+			k.object = "[unknown]";
+			k.function = "[in no known code]";
+		} else if (fr->kind == PROFILE_REGION_VDSO) {
+			k.function = "[vdso]";
+		} else {
+			k.function = sym_name(d, fr->start + ((uint64_t)i << fr->shift),
+					      src, line, sizeof(line));
+			k.source = line;
+		}
+		ret = rows_add(rs, &k);
+	}
+	return ret;
+}
+
+static int file_rows(struct rows *rs, const struct pfile *f, int src)
+{
+	const struct profile_file_region *fr = file_regions(f->h);
+	Dwfl *d = sym_open(f->h);
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < f->h->nr_regions && !ret; i++)
+		ret = region_rows(rs, f->pid, d, src, f->h, &fr[i]);
+	if (d)
+		dwfl_end(d);
+	return ret;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int c;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	c = strcmp(x->object, y->object);
+	if (!c)
+		c = strcmp(x->function, y->function);
+	return c ?: strcmp(x->source, y->source);
+}
+
+/* Sort by key and sum the rows of one key. */
+static void rows_merge(struct rows *rs)
+{
+	size_t i, n = 0;
+
+	qsort(rs->v, rs->n, sizeof(*rs->v), by_key);
+	for (i = 0; i < rs->n; i++) {
+		if (n && same_key(&rs->v[n - 1], &rs->v[i]))
+			rs->v[n - 1].samples += rs->v[i].samples;
+		else
+			rs->v[n++] = rs->v[i];
+	}
+	rs->n = n;
+}
+
+/* The rows of every process again, as pid 0: all of them together. */
+static int rows_all(struct rows *rs)
+{
+	size_t i, n = rs->n;
+
+	for (i = 0; i < n; i++) {
+		struct row k = rs->v[i];
+
+		k.pid = 0;
+		if (rows_add(rs, &k))
+			return -1;
+	}
+	rows_merge(rs);
+	return 0;
+}
+
+static void rows_free(struct rows *rs)
+{
+	size_t i;
+
+	for (i = 0; i < rs->nr_strs; i++)
+		free(rs->strs[i]);
+	free(rs->strs);
+	free(rs->v);
+}
+
+/* --- processes ------------------------------------------------------- */
+
+static struct proc *proc_of(struct proc *p, size_t *n, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (p[i].pid == pid)
+			return &p[i];
+	memset(&p[i], 0, sizeof(p[i]));
+	p[i].pid = pid;
+	(*n)++;
+	return &p[i];
+}
+
+static void proc_add(struct proc *p, const struct profile_file_hdr *h)
+{
+	const struct profile_file_region *fr = file_regions(h);
+	uint32_t i, j;
+
+	p->rate = h->rate;
+	for (i = 0; i < h->nr_regions; i++) {
+		const uint32_t *bins = file_bins(h, &fr[i]);
+
+		if (fr[i].kind == PROFILE_REGION_EXE)
+			p->exe = file_name(h, &fr[i]);
+		if (fr[i].kind != PROFILE_REGION_NOWHERE && fr[i].shift > p->shift)
+			p->shift = fr[i].shift;
+		for (j = 0; j < fr[i].nr_bins; j++) {
+			p->total += bins[j];
+			if (fr[i].kind == PROFILE_REGION_NOWHERE)
+				p->nowhere += bins[j];
+		}
+	}
+	if (h->flags & PROFILE_FILE_ENDED) {
+		p->ended = 1;
+		p->cpu_ns = h->cpu_ns;
+		p->saturated = h->saturated;
+		p->missed = h->missed;
+	}
+}
+
+/* The processes of r->files, the main one first, then by pid. */
+static struct proc *procs_of(struct report *r, size_t *n)
+{
+	struct proc *p = calloc(r->nr_files + 1, sizeof(*p));
+	size_t i;
+
+	*n = 0;
+	if (!p)
+		return NULL;
+	proc_of(p, n, r->main_pid);
+	for (i = 0; i < r->nr_files; i++)
+		proc_add(proc_of(p, n, r->files[i].pid), r->files[i].h);
+	if (!p[0].ended && r->main_cpu_ns) {
+		p[0].cpu_ns = r->main_cpu_ns;
+		p[0].ended = 1;
+	}
+	return p;
+}
+
+/* --- printing ---------------------------------------------------------- */
+
+static void print_csv_field(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void print_header(const struct report *r, const struct proc *p)
+{
+	FILE *out = r->out;
+
+	fprintf(out, "# pid %d %s: %u Hz", (int)p->pid, p->exe ?: "?", p->rate);
+	if (p->ended)
+		fprintf(out, ", CPU %.3f s, %llu samples (%.0f expected)",
+			p->cpu_ns / 1e9, (unsigned long long)p->total,
+			p->cpu_ns / 1e9 * p->rate);
+	else
+		fprintf(out, ", %llu samples", (unsigned long long)p->total);
+	fprintf(out, "; lost: %llu saturated, %llu missed; %llu in no known code; %u-byte bins\n",
+		(unsigned long long)p->saturated, (unsigned long long)p->missed,
+		(unsigned long long)p->nowhere, 1U << p->shift);
+}
+
+static void print_row(const struct report *r, const struct row *w,
+		      uint64_t total, unsigned int rate)
+{
+	double pct = total ? 100.0 * w->samples / total : 0;
+	double self = rate ? (double)w->samples / rate : 0;
+	const char *obj = w->object;
+
+	if (r->format == FORMAT_CSV) {
+		if (w->pid)
+			fprintf(r->out, "%d,", (int)w->pid);
+		else
+			fputs("all,", r->out);
+		fprintf(r->out, "%llu,%.2f,%.3f,", (unsigned long long)w->samples,
+			pct, self);
+		print_csv_field(r->out, w->function);
+		fputc(',', r->out);
+		print_csv_field(r->out, obj);
+		fputc(',', r->out);
+		print_csv_field(r->out, w->source);
+		fputc('\n', r->out);
+		return;
+	}
+	if (strrchr(obj, '/'))
+		obj = strrchr(obj, '/') + 1;
+	fprintf(r->out, "%9llu %6.2f %9.3f  %-32s %-20s %s\n",
+		(unsigned long long)w->samples, pct, self, w->function, obj,
+		w->source);
+}
+
+static int by_samples(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return strcmp(x->function, y->function);
+}
+
+/* The rows of @pid (0: all), most samples first. */
+static void print_proc(const struct report *r, struct rows *rs, pid_t pid,
+		       uint64_t total, unsigned int rate)
+{
+	size_t i, first = 0, n = 0;
+
+	for (i = 0; i < rs->n; i++) {
+		if (rs->v[i].pid != pid)
+			continue;
+		if (!n++)
+			first = i;
+	}
+	qsort(rs->v + first, n, sizeof(*rs->v), by_samples);
+	if (r->format == FORMAT_TEXT)
+		fprintf(r->out, "%9s %6s %9s  %-32s %-20s %s\n", "samples", "%",
+			"self s", "function", "object", r->lines ? "source" : "");
+	for (i = first; i < first + n; i++)
+		print_row(r, &rs->v[i], total, rate);
+}
+
+static void print_all(struct report *r, struct rows *rs, struct proc *p,
+		      size_t nr)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	fprintf(r->out, "# profil: %s\n", r->command);
+	for (i = 0; i < nr; i++)
+		if (p[i].total || !i)
+			print_header(r, &p[i]);
+	if (r->format == FORMAT_CSV)
+		fputs("process,samples,percent,self_seconds,function,object,source\n",
+		      r->out);
+	for (i = 0; i < nr; i++) {
+		total += p[i].total;
+		if (nr == 1 || !p[i].total)
+			continue;
+		if (r->format == FORMAT_TEXT)
+			fprintf(r->out, "\n# pid %d\n", (int)p[i].pid);
+		print_proc(r, rs, p[i].pid, p[i].total, r->rate);
+	}
+	if (r->format == FORMAT_TEXT && nr > 1)
+		fprintf(r->out, "\n# all %zu processes\n", nr);
+	print_proc(r, rs, 0, total, r->rate);
+}
+
+int report_print(struct report *r)
+{
+	struct rows rs = { 0 };
+	struct proc *p;
+	size_t i, nr;
+	int ret = 0;
+
+	for (i = 0; i < r->nr_files && !ret; i++)
+		ret = file_rows(&rs, &r->files[i], r->lines);
+	p = procs_of(r, &nr);
+	if (!ret && p) {
+		rows_merge(&rs);
+		ret = rows_all(&rs);
+	}
+	if (!ret && p)
+		print_all(r, &rs, p, nr);
+	free(p);
+	rows_free(&rs);
+	return ret || !p ? -1 : 0;
+}
+
+/* --- gmon.out ---------------------------------------------------------- */
+
+/* The main program's text in @f, if it is r->exe (or r->exe is unknown). */
+static const struct profile_file_region *gmon_region(const struct report *r,
+						     const struct pfile *f)
+{
+	const struct profile_file_region *fr = file_regions(f->h);
+	uint32_t i;
+
+	if (f->pid != r->main_pid)
+		return NULL;
+	for (i = 0; i < f->h->nr_regions; i++)
+		if (fr[i].kind == PROFILE_REGION_EXE &&
+		    (!r->exe || !strcmp(file_name(f->h, &fr[i]), r->exe)))
+			return &fr[i];
+	return NULL;
+}
+
+/* The 4.4BSD gmon.out header, as libprofil's gmon runtime writes it. */
+struct gmon_bsd_hdr {
+	uint64_t lowpc, highpc;
+	uint32_t ncnt;		/* bytes of this header and the histogram */
+	uint32_t version;
+	uint32_t profrate;
+	uint32_t spare[3];
+};
+
+#define GMON_BSD_VERSION	0x00051879
+
+static int gmon_write(const struct report *r,
+		      const struct profile_file_region *t, const uint64_t *sum)
+{
+	struct gmon_bsd_hdr h = {
+		.lowpc = t->start - t->bias,
+		.highpc = t->start - t->bias + ((uint64_t)t->nr_bins << t->shift),
+		.ncnt = sizeof(h) + t->nr_bins * sizeof(uint16_t),
+		.version = GMON_BSD_VERSION,
+		.profrate = r->rate,
+	};
+	uint32_t i;
+
+	fwrite(&h, sizeof(h), 1, r->out);
+	for (i = 0; i < t->nr_bins; i++) {
+		uint16_t c = sum[i] > 0xffff ? 0xffff : sum[i];
+
+		fwrite(&c, sizeof(c), 1, r->out);
+	}
+	return ferror(r->out) ? -1 : 0;
+}
+
+/*
+ * A gmon.out of the main program's histogram (gprof -p reads it): the
+ * bins of every arm over the same text summed, 16-bit as the format has
+ * them, at link-time addresses.
+ */
+int report_gmon(struct report *r)
+{
+	const struct profile_file_region *t = NULL, *fr;
+	uint64_t *sum = NULL;
+	size_t i, j;
+	int ret;
+
+	for (i = 0; i < r->nr_files; i++) {
+		fr = gmon_region(r, &r->files[i]);
+		if (!fr || (t && (fr->start != t->start || fr->shift != t->shift ||
+				  fr->nr_bins != t->nr_bins)))
+			continue;
+		if (!t) {
+			t = fr;
+			sum = calloc(t->nr_bins, sizeof(*sum));
+			if (!sum)
+				return -1;
+		}
+		for (j = 0; j < fr->nr_bins; j++)
+			sum[j] += file_bins(r->files[i].h, fr)[j];
+	}
+	if (!t) {
+		fprintf(stderr, "profil: no profile of the main program's text to write\n");
+		return -1;
+	}
+	ret = gmon_write(r, t, sum);
+	free(sum);
+	return ret;
+}
