@@ -41,20 +41,25 @@ LIB_HDRS	:= lib/profil-private.h lib/include/profil.h lib/include/mon.h \
 
 # gmon_subject.c built with -pg: against libprofil four ways, and against
 # glibc alone (run with LD_PRELOAD=libprofil.so.0).
+# profil(1)'s subjects: an unmodified program, stripped, static, and its
+# libraries (selftests/cmd_subject.c).
+CMD_SUBJECTS	:= cmd_subject cmd_subject_stripped cmd_subject_static \
+		   libcmd_split.so libcmd_dl.so
 GMON_SUBJECTS	:= gmon_subject gmon_subject_static gmon_subject_nopie \
 		   gmon_subject_fentry gmon_subject_glibc gmon_subject_setuid
 # The guest's programs, in one place: kselftest programs run as root and as
 # uid 65534 with the module loaded, then without it, and their helpers.
 GUEST_TESTS	:= profil_test lifecycle_test pin_test lib_test gmon_test \
-		   sprofil_test aix_test fuzz_test failnth_test
+		   sprofil_test aix_test fuzz_test failnth_test profil_cmd_test
 GUEST_NOMOD_TESTS := nomod_test
 GUEST_HELPERS	:= exec_helper perfhold runas pinsheld probe_dynamic \
 		   probe_static probe_glibc $(GMON_SUBJECTS) gmon_monitor \
-		   sprofil_probe_glibc
+		   sprofil_probe_glibc $(CMD_SUBJECTS)
 export GUEST_TESTS GUEST_NOMOD_TESTS GUEST_HELPERS
 TESTS		:= $(addprefix $(BUILD)/selftests/,$(GUEST_TESTS) \
 		   $(GUEST_NOMOD_TESTS) $(GUEST_HELPERS))
-DEMO		:= $(BUILD)/demo/hotspots $(BUILD)/demo/callgraph
+DEMO		:= $(BUILD)/demo/hotspots $(BUILD)/demo/callgraph \
+		   $(BUILD)/demo/callgraph-plain
 BENCH		:= $(BUILD)/bench/forkcost $(BUILD)/bench/regions
 # profil(1) and the agent it preloads.
 TOOLS		:= $(BUILD)/tools/profil $(BUILD)/tools/profil-agent.so
@@ -68,6 +73,7 @@ MCOUNT_BENCH	:= $(addprefix $(BUILD)/bench/mcount-,none glibc libprofil)
 SEED		?= 1
 PREFIX		?= /usr/local
 LIBDIR		?= $(PREFIX)/lib
+BINDIR		?= $(PREFIX)/bin
 INCLUDEDIR	?= $(PREFIX)/include
 MANDIR		?= $(PREFIX)/share/man
 
@@ -121,10 +127,12 @@ lib/libprofil.pc: lib/libprofil.pc.in
 	$(PC_SUBST) $< > $@
 
 # The library, its headers (the uapi one too), pkg-config file (written for
-# the PREFIX/LIBDIR/INCLUDEDIR of this call), man pages.
-install: lib
+# the PREFIX/LIBDIR/INCLUDEDIR of this call), man pages, profil(1) and its
+# agent (in LIBDIR/profil, where the command looks for it).
+install: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \
-		$(DESTDIR)$(MANDIR)/man2 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/profil \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man2 $(DESTDIR)$(MANDIR)/man3 \
 		$(DESTDIR)$(MANDIR)/man4 $(DESTDIR)$(MANDIR)/man7
 	install -m 755 lib/libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libprofil.so
@@ -141,6 +149,9 @@ install: lib
 		ln -sf monitor.3 $(DESTDIR)$(MANDIR)/man3/$$f.3; done
 	install -m 644 man/profil.4 $(DESTDIR)$(MANDIR)/man4/
 	install -m 644 man/libprofil.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 755 $(BUILD)/tools/profil $(DESTDIR)$(BINDIR)/
+	install -m 644 $(BUILD)/tools/profil-agent.so $(DESTDIR)$(LIBDIR)/profil/
+	install -m 644 man/profil.1 $(DESTDIR)$(MANDIR)/man1/
 
 # --- profil(1) -----------------------------------------------------------
 tools: $(TOOLS)
@@ -161,7 +172,7 @@ $(BUILD)/tools/profil: tools/profil.c tools/report.c tools/profil.h tools/profil
 $(HARNESS_DIR)/kselftest_harness.h:
 	scripts/linux-source.sh $(BUILD)
 
-selftests: $(TESTS) $(DEMO) $(BENCH)
+selftests: $(TESTS) $(DEMO) $(BENCH) $(TOOLS)
 
 # Programs relink when the library changes, not on every make.
 LIB_FILES	:= lib/libprofil.so lib/libprofil.a
@@ -192,6 +203,20 @@ $(BUILD)/selftests/gmon_subject_glibc: selftests/gmon_subject.c | $(BUILD)/selft
 	$(CC) $(GMON_CFLAGS) -o $@ $<
 $(BUILD)/selftests/gmon_monitor: selftests/gmon_subject.c $(LIB_FILES) | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -pthread -Iuapi -o $@ $< -Llib -lprofil
+
+# profil(1)'s subject: no -pg, no libprofil; exported functions (-rdynamic)
+# so that the stripped copy keeps their names in .dynsym.
+$(BUILD)/selftests/libcmd_%.so: selftests/cmd_%_lib.c selftests/cmd_work.h | $(BUILD)/selftests
+	$(CC) $(CFLAGS) -Wall -fPIC -shared -o $@ $<
+$(BUILD)/selftests/cmd_subject: selftests/cmd_subject.c selftests/cmd_work.h $(BUILD)/selftests/libcmd_split.so
+	$(CC) $(CFLAGS) -Wall -pthread -rdynamic -o $@ $< \
+		-L$(BUILD)/selftests -lcmd_split -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/selftests/cmd_subject_stripped: $(BUILD)/selftests/cmd_subject
+	strip -o $@ $<
+$(BUILD)/selftests/cmd_subject_static: selftests/cmd_subject.c selftests/cmd_split_lib.c selftests/cmd_work.h | $(BUILD)/selftests
+	$(CC) $(CFLAGS) -Wall -pthread -static -o $@ selftests/cmd_subject.c \
+		selftests/cmd_split_lib.c
+$(BUILD)/selftests/profil_cmd_test: selftests/gmon.h
 
 # The same probe, bound to libprofil three ways (see selftests/probe.c).
 $(BUILD)/selftests/probe_dynamic: selftests/probe.c $(LIB_FILES) | $(BUILD)/selftests
@@ -232,6 +257,10 @@ $(BUILD)/demo/hotspots: scripts/hotspots.c $(LIB_FILES) | $(BUILD)/demo
 # gcc -pg with libprofil: what a user of gprof builds.
 $(BUILD)/demo/callgraph: demo/callgraph.c $(LIB_FILES) | $(BUILD)/demo
 	$(CC) $(CFLAGS) -Wall -pg -o $@ $< -Llib -lprofil
+
+# The same program unmodified (no -pg, no libprofil), for profil(1).
+$(BUILD)/demo/callgraph-plain: demo/callgraph.c | $(BUILD)/demo
+	$(CC) $(CFLAGS) -Wall -o $@ $<
 
 # --- the two commands ----------------------------------------------------
 deps:

@@ -93,6 +93,8 @@ for k in $kernels; do
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	gate "$k: gprof reads a -pg program's gmon.out (exact calls, 60/30/10 time)" \
 		"$b/gprof-$k.log" "$top/scripts/gprof-check.sh" "$log"
+	gate "$k: gprof reads profil(1)'s gmon.out of an unmodified program (50:20 of its text)" \
+		"$b/gprof-cmd-$k.log" "$top/scripts/gprof-check.sh" "$log" cmd
 done
 
 echo "== make check took $(( $(date +%s) - start )) s"

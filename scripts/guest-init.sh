@@ -70,6 +70,18 @@ callgraph_gmon() {
 	cd /tmp
 }
 
+# profil(1) -f gmon on selftests/cmd_subject (no -pg) as uid 65534 in DIR;
+# the file goes to the host as above (gprof-check.sh cmd).
+profil_gmon() {
+	mkdir -m 1777 "$1" && cd "$1" &&
+		/opt/profil/runas 65534 /opt/profil/profil -f gmon -o gmon.out \
+		-- /opt/profil/cmd_subject split
+	echo "@@ profil-gmon begin"
+	base64 gmon.out
+	echo "@@ profil-gmon end"
+	cd /tmp
+}
+
 if [ "$mode" = forkcost ]; then
 	# The CPU time a fork costs its parent, module unloaded and loaded
 	# with no session, interleaved (bench/forkcost.c).
@@ -91,6 +103,10 @@ elif [ "$mode" = demo ]; then
 	/opt/profil/runas 65534 /opt/profil/hotspots
 	echo "@@ demo end"
 	callgraph_gmon /tmp/demo
+	echo "@@ profil begin"
+	/opt/profil/runas 65534 /opt/profil/profil -r 10000 -o - \
+		-- /opt/profil/callgraph-plain
+	echo "@@ profil end"
 else
 	# Every test program as root and as uid 65534, each between markers
 	# that name it and give its exit status (scripts/count-tap.sh).
@@ -108,6 +124,7 @@ else
 		run user "$t"
 	done
 	callgraph_gmon /tmp/gprof
+	profil_gmon /tmp/profil-gmon
 	# The no-module tests only mean something with the module gone.
 	if rmmod profil && [ ! -e /dev/profil ]; then
 		echo "ok - guest: rmmod profil with no session left"

@@ -2,7 +2,8 @@
 # guest-run.sh KVER MODE LOG: boot Debian's kernel KVER under QEMU (TCG:
 # KVM aborts on these hosts) with an initramfs holding profil.ko built for
 # it, the library, the selftests named in $GUEST_TESTS, $GUEST_NOMOD_TESTS
-# and $GUEST_HELPERS (the Makefile's lists), the demo and the benchmarks;
+# and $GUEST_HELPERS (the Makefile's lists), the demo, the benchmarks,
+# profil(1) with its agent, and perf (for profil_cmd_test's reference);
 # the console goes to LOG, which starts empty.  Exits non-zero when the
 # initramfs cannot be made, or QEMU fails or times out ($GUEST_TIMEOUT
 # seconds, default 600, for all boots together; killed 10 s later if it
@@ -31,7 +32,9 @@ done
 KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" \
 	"$b/kmod/$kver/kmod/profil.ko" "$top/lib/libprofil.so.0" \
 	"$lists/tests" "$lists/nomod-tests" "$b/demo/hotspots" "$b/demo/callgraph" \
-	"$b/bench/forkcost" "$b/bench/regions" $files
+	"$b/demo/callgraph-plain" \
+	"$b/bench/forkcost" "$b/bench/regions" "$b/tools/profil" \
+	"$b/tools/profil-agent.so" $(command -v perf || true) $files
 
 # boot: one guest run, console to LOG with the CRs dropped; QEMU's status.
 boot() {

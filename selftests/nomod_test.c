@@ -174,4 +174,25 @@ TEST_F(nomod, gmon_without_the_module_has_calls_and_says_why)
 	rmdir(dir);
 }
 
+/* profil(1) says the module is missing in one line, runs nothing, 125. */
+TEST_F(nomod, profil_command_says_the_module_is_not_loaded)
+{
+	char profil[4200], bin[4200];
+	struct run r;
+
+	gmon_helper(profil, sizeof(profil), "profil");
+	gmon_helper(bin, sizeof(bin), "cmd_subject");
+	{
+		char *argv[] = { profil, "--", bin, "stdio", NULL };
+
+		ASSERT_EQ(0, run_start(&r, profil, argv, NULL));
+	}
+	run_finish(&r);
+	ASSERT_TRUE(WIFEXITED(r.status));
+	EXPECT_EQ(125, WEXITSTATUS(r.status));
+	EXPECT_STREQ("profil: /dev/profil does not exist: the profil module is not loaded (modprobe profil)\n",
+		     r.stderr_text);
+	EXPECT_STREQ("", r.stdout_text);
+}
+
 TEST_HARNESS_MAIN

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The unmodified program profil(1)'s tests (profil_cmd_test.c) run: no
+ * -pg, no libprofil.  Its CPU time goes where the mode says:
+ *
+ *	split [ms]	fifty / thirty / twenty, 50/30/20 by construction,
+ *			thirty() in libcmd_split.so; ms of CPU (600)
+ *	threads		split in 4 threads, 300 ms each
+ *	exec		a forked child execs "twenty" while the parent runs
+ *			fifty for 300 ms
+ *	twenty		twenty alone, 300 ms
+ *	dlopen		fifty 20%, then dl_work() of libcmd_dl.so, loaded
+ *			with dlopen() after start, 80%
+ *	jit		an anonymous executable page, 90%, fifty 10%
+ *	stdio		echo a line of stdin to stdout, a word to stderr,
+ *			split 100 ms, exit status 7
+ *	kill		split 300 ms, then SIGTERM to itself
+ *	closefds	close every descriptor, then split
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd_work.h"
+
+static volatile unsigned long sink;
+
+__attribute__((noinline)) unsigned long fifty(unsigned long units)
+{
+	return cmd_churn(units);
+}
+
+__attribute__((noinline)) unsigned long twenty(unsigned long units)
+{
+	return cmd_churn(units);
+}
+
+static uint64_t cpu_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Rounds of @a, @b, @c units of fifty, thirty, twenty for @ms of CPU. */
+static void work(unsigned int a, unsigned int b, unsigned int c, unsigned int ms)
+{
+	uint64_t end = cpu_ns(CLOCK_THREAD_CPUTIME_ID) + ms * 1000000ULL;
+
+	while (cpu_ns(CLOCK_THREAD_CPUTIME_ID) < end) {
+		if (a)
+			sink += fifty(a);
+		if (b)
+			sink += thirty(b);
+		if (c)
+			sink += twenty(c);
+	}
+}
+
+static void *split_thread(void *arg)
+{
+	(void)arg;
+	work(5, 3, 2, 300);
+	return NULL;
+}
+
+static int threads(void)
+{
+	pthread_t t[4];
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, split_thread, NULL))
+			return 1;
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
+static int exec_child(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int status;
+	pid_t pid;
+
+	self[n > 0 ? n : 0] = '\0';
+	pid = fork();
+	if (!pid) {
+		execl(self, self, "twenty", (char *)NULL);
+		_exit(127);
+	}
+	work(5, 0, 0, 300);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int late_dlopen(void)
+{
+	unsigned long (*fn)(unsigned long);
+	uint64_t end;
+	void *h;
+
+	work(1, 0, 0, 100);
+	h = dlopen("libcmd_dl.so", RTLD_NOW);
+	fn = h ? (unsigned long (*)(unsigned long))dlsym(h, "dl_work") : NULL;
+	if (!fn) {
+		fprintf(stderr, "cmd_subject: %s\n", dlerror());
+		return 1;
+	}
+	end = cpu_ns(CLOCK_THREAD_CPUTIME_ID) + 400000000ULL;
+	while (cpu_ns(CLOCK_THREAD_CPUTIME_ID) < end)
+		sink += fn(10);
+	return 0;
+}
+
+static void stop_spin(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	*(volatile int *)si->si_value.sival_ptr = 1;
+}
+
+/* Code of no object: "1: cmpl $0, (%rdi); je 1b; ret", for @ms of CPU. */
+static int jit(void)
+{
+	static const unsigned char code[] = { 0x83, 0x3f, 0x00, 0x74, 0xfb, 0xc3 };
+	struct sigaction sa = { .sa_sigaction = stop_spin, .sa_flags = SA_SIGINFO };
+	struct itimerspec its = { .it_value = { 0, 450000000 } };
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID,
+				.sigev_signo = SIGRTMIN };
+	volatile int stop = 0;
+	void (*fn)(volatile int *);
+	timer_t timer;
+	void *page;
+
+	work(1, 0, 0, 50);
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return 1;
+	memcpy(page, code, sizeof(code));
+	if (mprotect(page, 4096, PROT_READ | PROT_EXEC))
+		return 1;
+	fn = (void (*)(volatile int *))page;
+	sigaction(SIGRTMIN, &sa, NULL);
+	sev.sigev_value.sival_ptr = (void *)&stop;
+	sev._sigev_un._tid = syscall(SYS_gettid);
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) ||
+	    timer_settime(timer, 0, &its, NULL))
+		return 1;
+	fn(&stop);
+	return 0;
+}
+
+static int stdio(void)
+{
+	char line[256];
+
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
+	printf("cmd_subject read: %s", line);
+	fflush(stdout);
+	fputs("cmd_subject on stderr\n", stderr);
+	work(5, 3, 2, 100);
+	return 7;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "split";
+
+	if (!strcmp(mode, "split"))
+		work(5, 3, 2, argc > 2 ? atoi(argv[2]) : 600);
+	else if (!strcmp(mode, "threads"))
+		return threads();
+	else if (!strcmp(mode, "exec"))
+		return exec_child();
+	else if (!strcmp(mode, "twenty"))
+		work(0, 0, 2, 300);
+	else if (!strcmp(mode, "dlopen"))
+		return late_dlopen();
+	else if (!strcmp(mode, "jit"))
+		return jit();
+	else if (!strcmp(mode, "stdio"))
+		return stdio();
+	else if (!strcmp(mode, "kill"))
+		work(5, 3, 2, 300), raise(SIGTERM);
+	else if (!strcmp(mode, "closefds"))
+		syscall(SYS_close_range, 0, ~0U, 0), work(5, 3, 2, 300);
+	else
+		return 2;
+	return 0;
+}
