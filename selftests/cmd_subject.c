@@ -9,6 +9,8 @@
  *	exec		a forked child execs "twenty" while the parent runs
  *			fifty for 300 ms
  *	twenty		twenty alone, 300 ms
+ *	fork		fifty for 300 ms, then a forked child runs twenty
+ *			for 300 ms while the parent waits
  *	dlopen		fifty 20%, then dl_work() of libcmd_dl.so, loaded
  *			with dlopen() after start, 80%
  *	jit		an anonymous executable page, 90%, fifty 10%
@@ -107,6 +109,22 @@ static int exec_child(void)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+static int fork_after_work(void)
+{
+	int status;
+	pid_t pid;
+
+	work(5, 0, 0, 300);
+	pid = fork();
+	if (!pid) {
+		work(0, 0, 2, 300);
+		exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 static int late_dlopen(void)
 {
 	unsigned long (*fn)(unsigned long);
@@ -188,6 +206,8 @@ int main(int argc, char **argv)
 		return threads();
 	else if (!strcmp(mode, "exec"))
 		return exec_child();
+	else if (!strcmp(mode, "fork"))
+		return fork_after_work();
 	else if (!strcmp(mode, "twenty"))
 		work(0, 0, 2, 300);
 	else if (!strcmp(mode, "dlopen"))

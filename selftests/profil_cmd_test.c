@@ -142,7 +142,7 @@ static int header_of(const struct prof *p, int pid, unsigned int *rate,
 	snprintf(key, sizeof(key), "# pid %d ", pid);
 	h = strstr(p->header, key);
 	h = h ? strchr(h, ':') : NULL;
-	if (!h || sscanf(h, ": %u Hz, CPU %lf s, %lu samples (%lf expected)",
+	if (!h || sscanf(h, ": %u Hz, CPU %lf s (%*f s sampled), %lu samples (%lf expected)",
 			 rate, cpu, samples, expect) != 4)
 		return -1;
 	return 0;
@@ -226,7 +226,7 @@ TEST_F(cmd, split_50_30_20_one_function_in_a_library)
 	ASSERT_EQ(0, header_of(&self->p, main_pid(&self->p), &rate, &cpu, &samples, &expect))
 		TH_LOG("%s", self->p.header);
 	EXPECT_EQ(1000, rate);
-	EXPECT_NEAR(expect, samples, expect * 0.15) TH_LOG("%s", self->p.header);
+	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
 }
 
 TEST_F(cmd, four_threads)
@@ -241,7 +241,7 @@ TEST_F(cmd, four_threads)
 	EXPECT_SPLIT(&self->p);
 	ASSERT_EQ(0, header_of(&self->p, main_pid(&self->p), &rate, &cpu, &samples, &expect));
 	EXPECT_GT(cpu, 1.1);	/* 4 x 0.3 s: every thread counted */
-	EXPECT_NEAR(expect, samples, expect * 0.15) TH_LOG("%s", self->p.header);
+	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
 }
 
 /* A forked child that execs: its own process in the report, and the sum. */
@@ -271,6 +271,34 @@ TEST_F(cmd, children_forked_and_execed)
 	/* "all" is the sum of the two processes, 300 ms of CPU each. */
 	EXPECT_EQ(samples_of(&self->p, "all", NULL),
 		  samples_of(&self->p, pid, NULL) + samples_of(&self->p, cpid, NULL));
+	fifty = samples_of(&self->p, "all", "fifty");
+	twenty = samples_of(&self->p, "all", "twenty");
+	EXPECT_NEAR(50.0, 100.0 * twenty / (twenty + fifty), 10.0);
+}
+
+/*
+ * A child forked after its parent's work counts from zero: the parent's
+ * samples before the fork are the parent's alone.
+ */
+TEST_F(cmd, forked_child_counts_its_own_samples_only)
+{
+	const char *opts[] = { "--children", NULL };
+	char pid[16], cpid[16] = "";
+	unsigned long fifty, twenty;
+	int i;
+
+	ASSERT_EQ(0, RUN(opts, "cmd_subject", "fork", NULL))
+		TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	snprintf(pid, sizeof(pid), "%d", main_pid(&self->p));
+	for (i = 0; i < self->p.n; i++)
+		if (strcmp(self->p.rows[i].proc, pid) &&
+		    strcmp(self->p.rows[i].proc, "all"))
+			strcpy(cpid, self->p.rows[i].proc);
+	ASSERT_NE(0, cpid[0]) TH_LOG("no row of the child: %s", self->p.header);
+	EXPECT_GT(samples_of(&self->p, cpid, "twenty") / 20 + 1,
+		  samples_of(&self->p, cpid, "fifty"));
+	EXPECT_EQ(0, samples_of(&self->p, pid, "twenty"));
 	fifty = samples_of(&self->p, "all", "fifty");
 	twenty = samples_of(&self->p, "all", "twenty");
 	EXPECT_NEAR(50.0, 100.0 * twenty / (twenty + fifty), 10.0);
@@ -401,7 +429,7 @@ TEST_F(cmd, rate_10khz)
 	LOAD();
 	ASSERT_EQ(0, header_of(&self->p, main_pid(&self->p), &rate, &cpu, &samples, &expect));
 	EXPECT_EQ(10000, rate);
-	EXPECT_NEAR(expect, samples, expect * 0.15) TH_LOG("%s", self->p.header);
+	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
 	EXPECT_LT(2500, samples);
 	EXPECT_SPLIT(&self->p);
 }
@@ -464,9 +492,10 @@ TEST_F(cmd, memlock_short_coarser_bins_first)
 	subject(b, sizeof(b), self->dir, "cmd_subject");
 	ASSERT_EQ(0, run_limited(&self->r, self->profil, self->csv, b, 512));
 	LOAD();
-	EXPECT_EQ(NULL, strstr(self->p.header, "; 4-byte bins"))
+	/* Coarser where the bins were the most (libc), 4 bytes still in the
+	 * program and libcmd_split.so, so the split holds. */
+	EXPECT_NE(NULL, strstr(self->p.header, "bins of 4 to "))
 		TH_LOG("%s", self->p.header);
-	EXPECT_NE(NULL, strstr(self->p.header, "-byte bins"));
 	EXPECT_SPLIT(&self->p);
 }
 

@@ -51,9 +51,9 @@ struct agent_seg {
 	uint32_t kind;
 };
 
-/* Where each part of an image goes, for one bin size. */
+/* Where each part of an image goes, for the bin size of each segment. */
 struct agent_layout {
-	unsigned int shift;
+	unsigned char shift[AGENT_MAX_SEGS];
 	size_t names_off, names_size;
 	size_t bins_off[AGENT_MAX_SEGS + 1];
 	size_t head_size, ctl_off, size;
@@ -77,6 +77,7 @@ static struct {
 	struct agent_layout layout;	/* of image */
 	void *image;			/* the armed image, or NULL */
 	unsigned int arms;
+	uint64_t cpu_start_ns;		/* process CPU time at the first arm */
 } agent = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* --- the objects ----------------------------------------------------- */
@@ -148,12 +149,41 @@ static size_t align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-static void agent_plan(struct agent_layout *l, unsigned int shift)
+/* Every segment's bins of 1 << @shift bytes. */
+static void agent_shifts(struct agent_layout *l, unsigned int shift)
+{
+	memset(l->shift, shift, sizeof(l->shift));
+}
+
+/*
+ * Make the largest array of bins that can still be coarser half as long:
+ * the big libraries give way first, the program's own text last.  0 when
+ * every segment is at the coarsest.
+ */
+static int agent_coarsen(struct agent_layout *l)
+{
+	size_t n, most = 0;
+	unsigned int i, pick = 0;
+
+	for (i = 0; i < agent.nr_segs; i++) {
+		n = agent_nr_bins(&agent.segs[i], l->shift[i]);
+		if (l->shift[i] < AGENT_MAX_SHIFT && n > most) {
+			most = n;
+			pick = i;
+		}
+	}
+	if (!most)
+		return 0;
+	l->shift[pick]++;
+	return 1;
+}
+
+/* Where everything goes, for the bin sizes in @l. */
+static void agent_plan(struct agent_layout *l)
 {
 	size_t off;
 	unsigned int i;
 
-	l->shift = shift;
 	l->names_off = sizeof(struct profile_file_hdr) +
 		(agent.nr_segs + 1) * sizeof(struct profile_file_region);
 	l->names_size = 1;	/* "", the nowhere bin's */
@@ -162,7 +192,7 @@ static void agent_plan(struct agent_layout *l, unsigned int shift)
 	off = align8(l->names_off + l->names_size);
 	for (i = 0; i < agent.nr_segs; i++) {
 		l->bins_off[i] = off;
-		off += agent_nr_bins(&agent.segs[i], shift) * sizeof(uint32_t);
+		off += agent_nr_bins(&agent.segs[i], l->shift[i]) * sizeof(uint32_t);
 	}
 	l->bins_off[i] = off;		/* the nowhere bin */
 	l->head_size = off + sizeof(uint32_t);
@@ -178,13 +208,13 @@ static void agent_region(struct profile_file_region *fr,
 	fr->end = s->end;
 	fr->bias = s->bias;
 	fr->bins_off = l->bins_off[i];
-	fr->nr_bins = agent_nr_bins(s, l->shift);
-	fr->shift = l->shift;
+	fr->nr_bins = agent_nr_bins(s, l->shift[i]);
+	fr->shift = l->shift[i];
 	fr->kind = s->kind;
 	r->buf = (uintptr_t)(image + fr->bins_off);
 	r->bufsize = (uint64_t)fr->nr_bins * sizeof(uint32_t);
 	r->offset = s->start;
-	r->scale = PROFIL_SCALE_ONE >> (l->shift - 1);
+	r->scale = PROFIL_SCALE_ONE >> (l->shift[i] - 1);
 	r->flags = PROFIL_REGION_U32;
 }
 
@@ -223,6 +253,7 @@ static void *agent_image(const struct agent_layout *l)
 	h->region_size = sizeof(*fr);
 	h->nr_regions = agent.nr_segs + 1;
 	h->pid = getpid();
+	h->cpu_start_ns = agent.cpu_start_ns;
 	h->names_off = l->names_off;
 	h->names_size = l->names_size;
 	h->size = l->head_size;
@@ -286,33 +317,34 @@ static int agent_setup(void *image, const struct agent_layout *l)
 }
 
 /*
- * Arm over the segments read last, with bins of 1 << @shift bytes or, as
- * long as the pins would pass RLIMIT_MEMLOCK, coarser ones.  The image
- * it replaces is gone once its file is written (by the setup).
+ * Arm over the segments read last, with bins of 4 bytes or, as long as the
+ * pins would pass RLIMIT_MEMLOCK, coarser ones where they are the most.
+ * The image it replaces is gone once its file is written (by the setup).
  */
-static int agent_arm(unsigned int shift)
+static int agent_arm(void)
 {
 	struct agent_layout l;
 	void *image;
-	int ret = -ENOMEM;
+	int ret;
 
-	for (; shift <= AGENT_MAX_SHIFT && ret == -ENOMEM; shift++) {
-		agent_plan(&l, shift);
+	agent_shifts(&l, AGENT_MIN_SHIFT);
+	do {
+		agent_plan(&l);
 		image = agent_image(&l);
 		if (!image)
 			return -ENOMEM;
 		ret = agent_setup(image, &l);
-		if (ret) {
+		if (ret)
 			munmap(image, l.size);
-			continue;
-		}
-		if (agent.image)
-			munmap(agent.image, agent.layout.size);
-		agent.image = image;
-		agent.layout = l;
-		agent.arms++;
-	}
-	return ret;
+	} while (ret == -ENOMEM && agent_coarsen(&l));
+	if (ret)
+		return ret;
+	if (agent.image)
+		munmap(agent.image, agent.layout.size);
+	agent.image = image;
+	agent.layout = l;
+	agent.arms++;
+	return 0;
 }
 
 /* Why this process has no profile, for profil(1) to say. */
@@ -330,8 +362,10 @@ static void agent_why(int err)
 		close(dir);
 	if (fd < 0)
 		return;
-	agent_plan(&fine, AGENT_MIN_SHIFT);
-	agent_plan(&coarse, AGENT_MAX_SHIFT);
+	agent_shifts(&fine, AGENT_MIN_SHIFT);
+	agent_plan(&fine);
+	agent_shifts(&coarse, AGENT_MAX_SHIFT);
+	agent_plan(&coarse);
 	getrlimit(RLIMIT_MEMLOCK, &rl);
 	if (err == -ENOMEM)
 		dprintf(fd, "RLIMIT_MEMLOCK (%llu KiB) is too small for the bins: they need %zu KiB, %zu KiB at the coarsest scale (%u bytes a bin); raise it (ulimit -l)\n",
@@ -341,6 +375,14 @@ static void agent_why(int err)
 	else
 		dprintf(fd, "/dev/profil: %s\n", strerror(-err));
 	close(fd);
+}
+
+static uint64_t agent_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* --- the program's life -------------------------------------------- */
@@ -365,6 +407,7 @@ static void agent_child(void)
 		       agent.layout.head_size - agent.layout.bins_off[0]);
 		h->pid = getpid();
 		h->flags = 0;
+		h->cpu_start_ns = agent.cpu_start_ns = agent_cpu_ns();
 	}
 	pthread_mutex_unlock(&agent.lock);
 }
@@ -398,7 +441,8 @@ __attribute__((constructor)) static void agent_start(void)
 	pthread_atfork(agent_prepare, agent_parent, agent_child);
 	pthread_mutex_lock(&agent.lock);
 	agent_adds();
-	ret = agent_arm(AGENT_MIN_SHIFT);
+	agent.cpu_start_ns = agent_cpu_ns();
+	ret = agent_arm();
 	if (ret)
 		agent_why(ret);
 	pthread_mutex_unlock(&agent.lock);
@@ -409,15 +453,13 @@ __attribute__((destructor)) static void agent_end(void)
 {
 	struct profil_stats st = { .size = sizeof(st) };
 	struct profile_file_hdr *h;
-	struct timespec ts;
 	int fd;
 
 	pthread_mutex_lock(&agent.lock);
 	h = agent.image;
 	fd = h ? open("/dev/profil", O_RDWR | O_CLOEXEC) : -1;
-	if (fd >= 0 && !ioctl(fd, PROFIL_IOC_STATS, &st) &&
-	    !clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)) {
-		h->cpu_ns = (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (fd >= 0 && !ioctl(fd, PROFIL_IOC_STATS, &st)) {
+		h->cpu_ns = agent_cpu_ns();
 		h->samples = st.samples;
 		h->out_of_range = st.out_of_range;
 		h->saturated = st.saturated;
@@ -447,7 +489,7 @@ __attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
 		unsigned long long adds = agent.adds;
 
 		if (agent_adds() != adds)
-			agent_arm(agent.layout.shift);
+			agent_arm();
 	}
 	pthread_mutex_unlock(&agent.lock);
 	return h;

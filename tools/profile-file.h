@@ -40,6 +40,7 @@ struct profile_file_hdr {
 	uint64_t names_off;	/* the object paths */
 	uint64_t names_size;
 	uint64_t size;		/* bytes in the file */
+	uint64_t cpu_start_ns;	/* the process's CPU time when it armed */
 	/* Filled at exit(3) when PROFILE_FILE_ENDED is set: */
 	uint64_t cpu_ns;	/* the process's CPU time, all its threads */
 	uint64_t samples;	/* struct profil_stats, the process's life */

@@ -38,10 +38,10 @@ struct rows {
 struct proc {
 	pid_t pid;
 	const char *exe;
-	unsigned int rate, shift;
+	unsigned int rate, min_shift, max_shift;
 	uint64_t total, nowhere;
 	int ended;
-	uint64_t cpu_ns, saturated, missed;
+	uint64_t cpu_start_ns, cpu_ns, saturated, missed;
 };
 
 /* --- reading the files ----------------------------------------------- */
@@ -400,6 +400,8 @@ static struct proc *proc_of(struct proc *p, size_t *n, pid_t pid)
 			return &p[i];
 	memset(&p[i], 0, sizeof(p[i]));
 	p[i].pid = pid;
+	p[i].min_shift = 31;
+	p[i].cpu_start_ns = UINT64_MAX;
 	(*n)++;
 	return &p[i];
 }
@@ -410,13 +412,19 @@ static void proc_add(struct proc *p, const struct profile_file_hdr *h)
 	uint32_t i, j;
 
 	p->rate = h->rate;
+	if (h->cpu_start_ns < p->cpu_start_ns)
+		p->cpu_start_ns = h->cpu_start_ns;
 	for (i = 0; i < h->nr_regions; i++) {
 		const uint32_t *bins = file_bins(h, &fr[i]);
 
 		if (fr[i].kind == PROFILE_REGION_EXE)
 			p->exe = file_name(h, &fr[i]);
-		if (fr[i].kind != PROFILE_REGION_NOWHERE && fr[i].shift > p->shift)
-			p->shift = fr[i].shift;
+		if (fr[i].kind != PROFILE_REGION_NOWHERE) {
+			if (fr[i].shift > p->max_shift)
+				p->max_shift = fr[i].shift;
+			if (fr[i].shift < p->min_shift)
+				p->min_shift = fr[i].shift;
+		}
 		for (j = 0; j < fr[i].nr_bins; j++) {
 			p->total += bins[j];
 			if (fr[i].kind == PROFILE_REGION_NOWHERE)
@@ -467,20 +475,30 @@ static void print_csv_field(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/*
+ * The process's line: its CPU time, the part of it after the agent armed
+ * (sampled), and what that is worth at the rate against what was counted.
+ */
 static void print_header(const struct report *r, const struct proc *p)
 {
+	double sampled = 0;
 	FILE *out = r->out;
 
+	if (p->ended && p->cpu_start_ns <= p->cpu_ns)
+		sampled = (p->cpu_ns - p->cpu_start_ns) / 1e9;
 	fprintf(out, "# pid %d %s: %u Hz", (int)p->pid, p->exe ?: "?", p->rate);
 	if (p->ended)
-		fprintf(out, ", CPU %.3f s, %llu samples (%.0f expected)",
-			p->cpu_ns / 1e9, (unsigned long long)p->total,
-			p->cpu_ns / 1e9 * p->rate);
+		fprintf(out, ", CPU %.3f s (%.3f s sampled), %llu samples (%.0f expected)",
+			p->cpu_ns / 1e9, sampled, (unsigned long long)p->total,
+			sampled * p->rate);
 	else
 		fprintf(out, ", %llu samples", (unsigned long long)p->total);
-	fprintf(out, "; lost: %llu saturated, %llu missed; %llu in no known code; %u-byte bins\n",
+	fprintf(out, "; lost: %llu saturated, %llu missed; %llu in no known code; bins of %u",
 		(unsigned long long)p->saturated, (unsigned long long)p->missed,
-		(unsigned long long)p->nowhere, 1U << p->shift);
+		(unsigned long long)p->nowhere, 1U << p->min_shift);
+	if (p->max_shift != p->min_shift)
+		fprintf(out, " to %u", 1U << p->max_shift);
+	fputs(" bytes\n", out);
 }
 
 static void print_row(const struct report *r, const struct row *w,
