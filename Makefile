@@ -214,7 +214,7 @@ $(BUILD)/selftests/cmd_subject: selftests/cmd_subject.c selftests/cmd_work.h $(B
 $(BUILD)/selftests/cmd_subject_stripped: $(BUILD)/selftests/cmd_subject
 	strip -o $@ $<
 $(BUILD)/selftests/cmd_subject_static: selftests/cmd_subject.c selftests/cmd_split_lib.c selftests/cmd_work.h | $(BUILD)/selftests
-	$(CC) $(CFLAGS) -Wall -pthread -static -o $@ selftests/cmd_subject.c \
+	$(CC) $(CFLAGS) -Wall -pthread -static -DCMD_STATIC -o $@ selftests/cmd_subject.c \
 		selftests/cmd_split_lib.c
 $(BUILD)/selftests/profil_cmd_test: selftests/gmon.h
 
