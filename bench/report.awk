@@ -45,8 +45,18 @@ function ratio(a, b) { return a == "" || b == "" || b + 0 <= 0 ? "" : a / b }
 	if ($7 == "not-available") V[n, "note"] = "not available: " $8
 	if (T[n] == "regions" || T[n] == "forkexec" || T[n] == "sessmem")
 		next
-	key = T[n] SUBSEP W[n] SUBSEP R[n]
-	if (!(key in SEEN)) { SEEN[key] = 1; NK++; K[NK] = key }
+	SEEN[T[n], W[n], R[n]] = 1
+}
+
+# The cases seen, in the order of the tables: workload, tool, rate.
+function order(   w, t, r, a, b, c) {
+	split("cpu mt mt16 sys pg pg-mt", a, " ")
+	split("none null profil glibc perf bpf", b, " ")
+	split("0 100 " INFO["hz"] " 1000 10000", c, " ")
+	for (w = 1; w <= 6; w++) for (t = 1; t <= 6; t++) for (r = 1; r <= 5; r++)
+		if ((b[t] SUBSEP a[w] SUBSEP c[r]) in SEEN) {
+			NK++; K[NK] = b[t] SUBSEP a[w] SUBSEP c[r]
+		}
 }
 
 # Median of field k over the runs of (t, w, r); sets MIN and MAX.
@@ -58,6 +68,7 @@ function cmed(t, w, r, k,   i) {
 }
 
 END {
+	order()
 	# The baselines, per workload.
 	for (i = 1; i <= n; i++) if (T[i] == "none") {
 		C[i, "run"] = kv(i, "run_ns"); C[i, "out"] = kv(i, "tree_ns") - kv(i, "run_ns")
