@@ -217,7 +217,8 @@ $(BUILD)/bench/%: bench/%.c | $(BUILD)/bench
 # from perf and BPF map onto its functions), the CPU-time launcher, the
 # libbpf sampler, the kernel-memory probe, and bench-mcount's three builds.
 BENCH_PROGS	:= $(addprefix $(BUILD)/bench/,work cputree bpfsample sessmem) \
-		   $(BENCH) $(MCOUNT_BENCH)
+		   $(BENCH) $(MCOUNT_BENCH) $(DEMO) \
+		   $(BUILD)/selftests/perfhold $(BUILD)/selftests/runas
 
 $(BUILD)/bench/work: bench/work.c | $(BUILD)/bench
 	$(CC) $(CFLAGS) -Wall -Wextra -pthread -no-pie -Iuapi -o $@ $<

@@ -79,6 +79,8 @@ END {
 		BOUT[W[i]] = cmed("none", W[i], 0, "out")
 		BTREE[W[i]] = cmed("none", W[i], 0, "tree")
 		BCALL[W[i]] = cmed("none", W[i], 0, "call")
+		cmed("none", W[i], 0, "run")
+		NOISE[W[i]] = (MAX - MIN) / 2
 	}
 	# The fixed cost of perf and bpf: their runs on the empty workload.
 	for (i = 1; i <= n; i++) if (W[i] == "empty" && T[i] != "none")
@@ -119,6 +121,7 @@ END {
 			}
 		}
 		C[i, "nps"] = nps; C[i, "ovh"] = ovh; C[i, "err"] = err
+		C[i, "extra"] = extra
 		C[i, "spct"] = spct; C[i, "samples"] = s; C[i, "eintr"] = kv(i, "eintr")
 		C[i, "tool"] = tool == "" ? "" : tool / 1e6
 		C[i, "post"] = kv(i, "post_tree_ns") == "" ? "" : kv(i, "post_tree_ns") / 1e6
@@ -153,11 +156,18 @@ END {
 			printf "| %s | %s | %s | %s |||||||\n", w, name(t), r, note > md
 			continue
 		}
-		nullr = t == "null" || t == "none" || t == "glibc" ? "" : \
-			f(ratio(nps, cmed("null", w, r, "nps")), 2)
+		# A median extra CPU time within the spread of the baseline
+		# runs says nothing: no cost per sample, no ratio, for it.
+		xt = cmed(t, w, r, "extra")
+		QUIET[t, w, r] = t != "none" && xt != "" && (xt < 0 ? -xt : xt) < NOISE[w]
+		if (QUIET[t, w, r]) MED[t, w, r] = ""
+		nullr = t == "null" || t == "none" || t == "glibc" || QUIET[t, w, r] || \
+			QUIET["null", w, r] ? "" : f(ratio(nps, MED["null", w, r]), 2)
 		nps = cmed(t, w, r, "nps"); lo = MIN; hi = MAX
+		if (QUIET[t, w, r]) nps = "q"
 		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w, name(t), r, \
 			f(cmed(t, w, r, "samples"), 0), f(cmed(t, w, r, "ovh"), 1), \
+			nps == "q" ? "below noise (" f(xt / 1e6, 0) " ms extra)" : \
 			nps == "" ? "" : f(nps, 0) " (" f(lo, 0) "–" f(hi, 0) ")", \
 			nullr == "" ? "" : nullr "x", \
 			f(cmed(t, w, r, "spct"), 1), f(cmed(t, w, r, "err"), 1), \
@@ -166,6 +176,10 @@ END {
 			(t == "perf" ? " (" f(cmed(t, w, r, "post"), 0) ")" : "") : "" > md
 	}
 	print "" > md
+	print "The baseline's own spread (half its min–max CPU time): cpu " f(NOISE["cpu"] / 1e6, 0) \
+	      " ms, mt " f(NOISE["mt"] / 1e6, 0) " ms, mt16 " f(NOISE["mt16"] / 1e6, 0) " ms, sys " \
+	      f(NOISE["sys"] / 1e6, 0) " ms; a median extra CPU time below it is \"below noise\" " \
+	      "and gives no cost per sample and no ratio." > md
 	print "perf-record and bpf-sampler: ns/sample counts their own process's CPU " \
 	      "beyond its fixed cost (start and stop on an empty workload: perf " \
 	      f(FIXED["perf"] / 1e6, 0) " ms, bpf " f(FIXED["bpf"] / 1e6, 0) " ms); perf " \
