@@ -6,6 +6,10 @@
 #   make demo       install what is missing, profile a sample program in a
 #                   guest and print its profile
 #   make lint       checkpatch, a W=1 build, mandoc -Tlint
+#   make bench      install what is missing (perf, clang, libbpf, gnuplot
+#                   too), measure profil.ko against the null timer, glibc,
+#                   perf record and a libbpf sampler in one guest (KVER=),
+#                   write bench/out/; make bench-readme puts it in README.md
 
 VERSION		:= 0.1.0
 SOVERSION	:= 0
@@ -67,7 +71,7 @@ TOOL_CFLAGS	:= $(CFLAGS) $(WARN) -std=gnu11 -Iuapi -Itools $(CPPFLAGS)
 MCOUNT_BENCH	:= $(addprefix $(BUILD)/bench/mcount-,none glibc libprofil)
 
 .PHONY: all module lib tools selftests deps check check-debug check-harness demo lint \
-	bench-mcount fuzz \
+	bench-mcount fuzz bench bench-deps bench-progs bench-readme \
 	checkpatch install clean
 
 SEED		?= 1
@@ -250,6 +254,38 @@ bench-mcount: lib $(MCOUNT_BENCH)
 
 $(BUILD)/bench/%: bench/%.c | $(BUILD)/bench
 	$(CC) $(CFLAGS) -Wall -Iuapi -o $@ $<
+
+# --- make bench ------------------------------------------------------------
+# The guest's programs (bench/guest.sh): the workloads (non-PIE, so PCs
+# from perf and BPF map onto its functions), the CPU-time launcher, the
+# libbpf sampler, the kernel-memory probe, and bench-mcount's three builds.
+BENCH_PROGS	:= $(addprefix $(BUILD)/bench/,work cputree bpfsample sessmem) \
+		   $(BENCH) $(MCOUNT_BENCH) $(DEMO) $(TOOLS) \
+		   $(BUILD)/selftests/perfhold $(BUILD)/selftests/runas
+
+$(BUILD)/bench/work: bench/work.c | $(BUILD)/bench
+	$(CC) $(CFLAGS) -Wall -Wextra -pthread -no-pie -Iuapi -o $@ $<
+
+$(BUILD)/bench/bpfsample.bpf.o: bench/bpfsample.bpf.c | $(BUILD)/bench
+	clang -O2 -g -Wall -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) -c -o $@ $<
+
+$(BUILD)/bench/bpfsample.skel.h: $(BUILD)/bench/bpfsample.bpf.o
+	bpftool gen skeleton $< name bpfsample > $@
+
+$(BUILD)/bench/bpfsample: bench/bpfsample.c $(BUILD)/bench/bpfsample.skel.h
+	$(CC) $(CFLAGS) -Wall -Wextra -I$(BUILD)/bench -o $@ $< -lbpf
+
+bench-deps:
+	scripts/deps.sh bench
+
+bench-progs: lib $(BENCH_PROGS)
+
+bench: bench-deps
+	$(MAKE) bench-progs
+	bench/run.sh $(KVER)
+
+bench-readme:
+	bench/readme.sh
 
 $(BUILD)/demo/hotspots: scripts/hotspots.c $(LIB_FILES) | $(BUILD)/demo
 	$(CC) $(CFLAGS) -Wall -Ilib/include -rdynamic -o $@ $< -Llib -lprofil -ldl

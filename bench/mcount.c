@@ -10,7 +10,9 @@
  * the profile and this program reads it back (glibc's tagged format or
  * libprofil's 4.4BSD one) and counts the calls recorded to leaf().
  *
- *	mcount THREADS CALLS  ->  "ns/call X recorded Y of Z"
+ *	mcount THREADS CALLS  ->  "ns/call X recorded Y of Z samples S"
+ *
+ * (S: the histogram's samples in gmon.out.)
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -44,6 +46,9 @@ static unsigned long long cpu_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* Histogram samples in gmon.out (recorded() counts them). */
+static unsigned long long hist;
+
 static uint64_t get(const unsigned char *p, int n)
 {
 	uint64_t v = 0;
@@ -69,6 +74,8 @@ static long long recorded(uintptr_t lo, uintptr_t hi)
 		for (off = 20; off < len;) {
 			if (buf[off] == 0) {	/* histogram: 40 + 2 * bins */
 				nb = get(buf + off + 17, 4);
+				for (size_t i = 0; i < nb && off + 43 + 2 * i <= len; i++)
+					hist += get(buf + off + 41 + 2 * i, 2);
 				off += 1 + 40 + 2 * nb;
 			} else if (buf[off] == 1) {	/* arc: 8 + 8 + 4 */
 				if (get(buf + off + 9, 8) - lo < hi - lo)
@@ -81,6 +88,8 @@ static long long recorded(uintptr_t lo, uintptr_t hi)
 		return n;
 	}
 	/* 4.4BSD: a 40-byte header and bins (ncnt bytes), then 24-byte arcs. */
+	for (off = 40; off + 2 <= get(buf + 16, 4) && off + 2 <= len; off += 2)
+		hist += get(buf + off, 2);
 	for (off = get(buf + 16, 4); off + 24 <= len; off += 24)
 		if (get(buf + off + 8, 8) - lo < hi - lo)
 			n += get(buf + off + 16, 8);
@@ -114,6 +123,7 @@ int main(int argc, char **argv)
 		printf(" recorded %lld of %lld",
 		       recorded(lo - bias, lo - bias + 64),
 		       (long long)calls * nt);
+		printf(" samples %llu", hist);
 	}
 #endif
 	printf("\n");

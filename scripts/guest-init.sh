@@ -20,6 +20,9 @@ for a in $(cat /proc/cmdline); do
 	profil.mode=*) mode=${a#profil.mode=} ;;
 	profil.seed=*) export PROFIL_FUZZ_SEED=${a#profil.seed=} ;;
 	profil.churn=*) export PROFIL_CHURN=${a#profil.churn=} ;;
+	profil.bench_reps=*) export BENCH_REPS=${a#profil.bench_reps=} ;;
+	profil.bench_scale=*) export BENCH_SCALE=${a#profil.bench_scale=} ;;
+	profil.bench_only=*) export BENCH_ONLY=${a#profil.bench_only=} ;;
 	esac
 done
 
@@ -98,6 +101,9 @@ elif [ "$mode" = regions ]; then
 			echo "@@ regions $n $(/opt/profil/runas 65534 /opt/profil/regions $n 10000 100000000)"
 		done
 	done
+elif [ "$mode" = bench ]; then
+	# make bench: every tool on every workload, interleaved (bench/guest.sh).
+	sh /opt/profil/guest.sh
 elif [ "$mode" = demo ]; then
 	echo "@@ demo begin"
 	/opt/profil/runas 65534 /opt/profil/hotspots

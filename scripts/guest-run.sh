@@ -9,7 +9,9 @@
 # seconds, default 600, for all boots together; killed 10 s later if it
 # does not stop).
 # GUEST_KERNEL names another kernel image than /boot/vmlinuz-KVER (the
-# debug kernel of make check-debug).
+# debug kernel of make check-debug).  GUEST_EXTRA names more files for
+# /opt/profil (make bench: its programs and perf), GUEST_APPEND more
+# words for the kernel command line.
 set -eu
 kver=$1 mode=$2 log=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,7 +36,7 @@ KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" \
 	"$lists/tests" "$lists/nomod-tests" "$b/demo/hotspots" "$b/demo/callgraph" \
 	"$b/demo/callgraph-plain" \
 	"$b/bench/forkcost" "$b/bench/regions" "$b/tools/profil" \
-	"$b/tools/profil-agent.so" $(command -v perf || true) $files
+	"$b/tools/profil-agent.so" $(command -v perf || true) $files ${GUEST_EXTRA-}
 
 # boot: one guest run, console to LOG with the CRs dropped; QEMU's status.
 boot() {
@@ -44,7 +46,7 @@ boot() {
 	timeout -k 10 "$left" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
 		-m "${GUEST_MEM:-1024}" -nodefaults -nic none -display none -serial stdio \
 		-no-reboot -kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 quiet panic=-1 oops=panic profil.mode=$mode profil.seed=${PROFIL_FUZZ_SEED:-1} profil.churn=${PROFIL_CHURN:-240}" \
+		-append "console=ttyS0 quiet panic=-1 oops=panic profil.mode=$mode profil.seed=${PROFIL_FUZZ_SEED:-1} profil.churn=${PROFIL_CHURN:-240} ${GUEST_APPEND-}" \
 		< /dev/null > "$log" 2>&1 || rc=$?
 	tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"
 	return "$rc"

@@ -1,0 +1,147 @@
+#!/bin/sh
+# bench/guest.sh: the cases of make bench, run inside the guest by
+# scripts/guest-init.sh (mode bench) as root, with profil.ko loaded.  Each
+# result is one line for the host (bench/report.sh):
+#	@@ bench TOOL WORKLOAD RATE REP key value ...
+# where later keys override earlier ones.  Every repetition runs every
+# case once, in an order rotated by one case per repetition, so that each
+# tool is measured next to every other under the same conditions.
+# BENCH_REPS (default 5) and BENCH_SCALE (default 1: the iteration counts
+# below, sized for a ~25 min run under TCG on 2 cores) come from the
+# kernel command line (profil.bench=REPS,SCALE); BENCH_ONLY, a regular
+# expression over "TOOL:RATE WORKLOAD", keeps the cases it matches.
+B=/opt/profil
+reps=${BENCH_REPS:-5}
+scale=${BENCH_SCALE:-1}
+only=${BENCH_ONLY:-.}
+pcs=/tmp/bench-pcs
+hz=$($B/work hz)
+lo=$($B/work lo)
+rates="100 $hz 1000 10000"
+
+# The kernel would lower perf's sample rate after a slow interrupt, and
+# under TCG every interrupt is slow: keep every tool at the rate asked.
+echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
+echo 100000 > /proc/sys/kernel/perf_event_max_sample_rate
+echo "@@ bench-info hz $hz reps $reps scale $scale kernel $(uname -r) cpus $(nproc)"
+
+# Workloads: what bench/work runs, iterations per thread (about 2 s of
+# CPU each under TCG); empty measures a tool's fixed cost (start, stop).
+args() {
+	case $1 in
+	cpu) echo "cpu 1 $((1600000000 * scale))" ;;
+	mt) echo "cpu 4 $((400000000 * scale))" ;;
+	mt16) echo "cpu 16 $((100000000 * scale))" ;;
+	sys) echo "sys 1 $((20000 * scale))" ;;
+	empty) echo "cpu 1 0" ;;
+	esac
+}
+
+# pg: bench/mcount's three builds (no -pg; -pg with glibc's runtime and
+# its profil; -pg with libprofil's, the histogram from profil.ko at RATE),
+# 1 or 4 threads each calling a leaf function.
+pg_run() {
+	tool=$1 rate=$2 w=$3 rep=$4
+	nt=1 calls=$((20000000 * scale))
+	[ "$w" = pg ] || nt=4 calls=$((2000000 * scale))
+	case $tool in
+	none) prog=mcount-none ;;
+	glibc) prog=mcount-glibc ;;
+	profil) prog=mcount-libprofil ;;
+	esac
+	rm -rf /tmp/pg && mkdir /tmp/pg && cd /tmp/pg || return
+	line=$(PROFIL_RATE=$rate $B/cputree $B/$prog $nt $calls 2>&1)
+	cd /tmp
+	echo "@@ bench $tool $w $rate $rep threads $nt calls $calls $(echo $line)"
+}
+
+# case TOOL RATE WORKLOAD REP: one run, one result line.
+case_run() {
+	tool=$1 rate=$2 w=$3 rep=$4
+	case $w in pg*) pg_run "$@"; return ;; esac
+	set -- $(args "$w")
+	wl=$1 nt=$2 it=$3
+	line=
+	case $tool in
+	none|null|profil|glibc)
+		line=$($B/cputree $B/work "$wl" "$nt" "$tool" "$rate" "$it" 2>&1) ;;
+	perf)
+		rm -f /tmp/perf.data
+		line=$($B/cputree $B/perf record -e task-clock -c $((1000000000 / rate)) \
+			-B -q -o /tmp/perf.data -- $B/work "$wl" "$nt" ext "$rate" "$it" 2>&1)
+		post=$($B/cputree sh -c "$B/perf script -i /tmp/perf.data -F ip > $pcs 2>/dev/null")
+		line="$line post_$post $($B/work classify < $pcs)" ;;
+	bpf)
+		rm -f $pcs
+		line=$($B/cputree $B/bpfsample "$rate" "$lo" $pcs \
+			$B/work "$wl" "$nt" ext "$rate" "$it" 2>&1)
+		if [ -e $pcs ]; then
+			line="$line $($B/work classify < $pcs)"
+		else
+			line="not-available $(echo "$line" | sed -n 's/.*not available: //p' | tr ' ' _)"
+		fi ;;
+	esac
+	echo "@@ bench $tool $w $rate $rep threads $nt $(echo $line)"
+}
+
+# The cases of the main matrix, as "TOOL:RATE WORKLOAD".
+cases() {
+	for w in cpu mt sys; do
+		echo "none:0 $w"
+		for r in $rates; do echo "null:$r $w"; done
+		for r in $rates; do echo "profil:$r $w"; done
+		echo "glibc:0 $w"
+		for r in $rates; do echo "perf:$r $w"; done
+		for r in $rates; do echo "bpf:$r $w"; done
+	done
+	# Threads: the cost per sample with 16 (cpu: 1, mt: 4).
+	echo "none:0 mt16"
+	echo "null:10000 mt16"
+	echo "profil:10000 mt16"
+	# The fixed cost of the tools that run the workload as a child.
+	echo "none:0 empty"
+	echo "perf:$hz empty"
+	echo "bpf:$hz empty"
+	for w in pg pg-mt; do
+		echo "none:0 $w"
+		echo "glibc:0 $w"
+		for r in $rates; do echo "profil:$r $w"; done
+	done
+}
+
+cases | grep -E "$only" > /tmp/bench-cases
+n=$(wc -l < /tmp/bench-cases)
+rep=1
+while [ "$rep" -le "$reps" ]; do
+	# Rotate: this repetition starts at case (rep * 7) mod n.
+	k=$(( (rep * 7) % n ))
+	{ tail -n +$((k + 1)) /tmp/bench-cases; head -n "$k" /tmp/bench-cases; } |
+	while read -r tr w; do
+		case_run "${tr%:*}" "${tr#*:}" "$w" "$rep" < /dev/null
+	done
+	rep=$((rep + 1))
+done
+
+# The figures outside the matrix, interleaved the same way (BENCH_ONLY
+# matches their names: regions, forkexec, sessmem).
+want() { echo "$1" | grep -qE "$only"; }
+rep=1
+while [ "$rep" -le "$reps" ]; do
+	# A sample's cost with 0 (none), 1 and 1024 regions at 10 kHz.
+	want regions && for n in 0 1 1024; do
+		echo "@@ bench regions $n 10000 $rep $($B/regions $n 10000 $((1000000000 * scale)))"
+	done
+	# fork + exec + exit + wait, without and with a session to inherit.
+	want forkexec && for m in exec session; do
+		echo "@@ bench forkexec $m 0 $rep $($B/forkcost $((100 * scale)) $m)"
+	done
+	rep=$((rep + 1))
+done
+# Kernel memory: N sleeping processes with and without a session.
+want sessmem && for rep in 1 2 3; do
+	for n in 1 100 1000; do
+		for arm in 0 1; do
+			echo "@@ bench sessmem $n $arm $rep $($B/sessmem $n $arm)"
+		done
+	done
+done

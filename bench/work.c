@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * work: the workloads of make bench, and the in-process samplers.
+ *
+ *	work WORKLOAD THREADS TOOL RATE ITERS
+ *	  -> "cpu_ns X run_ns X proc_ns X samples N f1 N f2 N f3 N eintr N
+ *	      lost N rate R"
+ *
+ * WORKLOAD is cpu (each thread splits its time 50/30/20 between f1, f2
+ * and f3 by construction: one loop body, 5:3:2 iterations, interleaved in
+ * short rounds) or sys (each thread loops on read of /dev/zero, poll with
+ * timeout 0 and nanosleep 0, counting EINTR).  ITERS is per thread.
+ * TOOL is one of
+ *	none	nothing
+ *	null	a task-clock perf event at RATE, inherited by every thread,
+ *		whose samples are 8-byte headers in a ring buffer nobody
+ *		reads: the floor any tick-based sampler pays
+ *	profil	profil.ko at RATE through PROFIL_IOC_SETUP, 32-bit bins over
+ *		f1..f3 (scale 0x10000)
+ *	glibc	glibc's profil(): ITIMER_PROF and SIGPROF, its only rate; its
+ *		handler is wrapped to count the signals
+ *	ext	nothing in-process: perf record or bench/bpfsample samples it
+ * run_ns is the process's CPU time from the end of the tool's setup to the
+ * end of the work; cpu_ns from main() on; proc_ns since the fork, exec and
+ * loading included (what perf and BPF sample of it).  samples are the tool's own,
+ * f1..f3 the ones it put in each function, lost those it dropped.
+ *
+ *	work classify < PCS  ->  "samples N f1 N f2 N f3 N"
+ *	work hz              ->  the kernel's HZ (profil.ko's default rate)
+ *	work lo              ->  the address of f1 (bench/bpfsample's LO)
+ * reads "PC [COUNT]" lines (hex PC: perf script -F ip, bench/bpfsample)
+ * and sorts them into this binary's functions (built -no-pie, so its
+ * addresses are the same in every run).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/profil.h>
+
+int profil(unsigned short *buf, size_t size, size_t offset, unsigned int scale);
+int __profile_frequency(void);
+
+static volatile unsigned long sink;
+
+/* One loop body for all three, so their iterations cost the same. */
+#define SPIN(name)							\
+	__attribute__((noinline, noclone, aligned(64),			\
+		       section("bench_text")))				\
+	void name(unsigned long n)					\
+	{								\
+		unsigned long x = n;					\
+									\
+		while (n--) {						\
+			x = x * 6364136223846793005UL + 1;		\
+			__asm__ volatile("" : "+r"(x));			\
+		}							\
+		sink = x;						\
+	}
+SPIN(f1)
+SPIN(f2)
+SPIN(f3)
+extern char __start_bench_text[], __stop_bench_text[];
+
+#define NBINS	4096
+
+static unsigned int bins32[NBINS];
+static unsigned short bins16[NBINS];
+static unsigned long iters;
+static unsigned long long eintr;
+static volatile unsigned long long sigprof;
+static struct sigaction glibc_act;
+/* glibc's declaration says nonnull; the NULL that stops it is legal. */
+static int (*volatile glibc_profil)(unsigned short *, size_t, size_t,
+				    unsigned int) = profil;
+
+static unsigned long long cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* f1, f2, f3 or 0 (none of them) for @pc. */
+static int which(uintptr_t pc)
+{
+	uintptr_t f[4] = { (uintptr_t)f1, (uintptr_t)f2, (uintptr_t)f3,
+			   (uintptr_t)__stop_bench_text };
+
+	for (int i = 0; i < 3; i++)
+		if (pc >= f[i] && pc < f[i + 1])
+			return i + 1;
+	return 0;
+}
+
+/*
+ * The null timer: each thread opens its own event (perf refuses to map an
+ * inherited per-task one) and its samples go to a ring buffer nobody reads.
+ */
+#define NULL_PAGES	128
+static unsigned int null_rate;
+static struct perf_event_mmap_page *null_rb[65];
+static unsigned int null_nr;
+
+static void null_start(void)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.sample_period = 1000000000ULL / null_rate,
+		.exclude_hv = 1,
+		.wakeup_events = 1U << 31,
+	};
+	long pg = sysconf(_SC_PAGESIZE);
+	int fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	void *rb;
+
+	if (fd < 0) {
+		perror("perf_event_open");
+		exit(4);
+	}
+	rb = mmap(NULL, (NULL_PAGES + 1) * pg, PROT_READ | PROT_WRITE,
+		  MAP_SHARED, fd, 0);
+	if (rb == MAP_FAILED) {
+		perror("mmap");
+		exit(4);
+	}
+	null_rb[__atomic_fetch_add(&null_nr, 1, __ATOMIC_RELAXED)] = rb;
+}
+
+/* Samples in the ring buffers, and those they had no room for. */
+static void null_count(unsigned long long *samples, unsigned long long *lost)
+{
+	unsigned long long pg = sysconf(_SC_PAGESIZE), head, off;
+	struct perf_event_header *h;
+	char *data;
+
+	for (unsigned int i = 0; i < null_nr; i++) {
+		head = __atomic_load_n(&null_rb[i]->data_head, __ATOMIC_ACQUIRE);
+		data = (char *)null_rb[i] + pg;
+		for (off = 0; off < head && off < NULL_PAGES * pg; off += h->size) {
+			h = (void *)(data + off);
+			if (!h->size)
+				break;
+			if (h->type == PERF_RECORD_SAMPLE)
+				++*samples;
+			else if (h->type == PERF_RECORD_LOST)
+				*lost += ((unsigned long long *)(h + 1))[1];
+		}
+	}
+}
+
+static void *cpu_thread(void *arg)
+{
+	/* Rounds of ~10k iterations per unit: short next to any period. */
+	unsigned long unit = 2000, r;
+
+	if (null_rate)
+		null_start();
+
+	for (r = 0; r < iters / (10 * unit); r++) {
+		f1(5 * unit);
+		f2(3 * unit);
+		f3(2 * unit);
+	}
+	return arg;
+}
+
+static void *sys_thread(void *arg)
+{
+	struct timespec zero = { 0, 0 };
+	int zfd = open("/dev/zero", O_RDONLY), p[2];
+	unsigned long long intr = 0;
+	struct pollfd pfd;
+	char buf[64];
+
+	if (null_rate)
+		null_start();
+	if (zfd < 0 || pipe(p))
+		exit(3);
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	for (unsigned long i = 0; i < iters; i++) {
+		if (read(zfd, buf, sizeof(buf)) < 0 && errno == EINTR)
+			intr++;
+		if (poll(&pfd, 1, 0) < 0 && errno == EINTR)
+			intr++;
+		if (nanosleep(&zero, NULL) < 0 && errno == EINTR)
+			intr++;
+	}
+	__atomic_add_fetch(&eintr, intr, __ATOMIC_RELAXED);
+	close(zfd);
+	close(p[0]);
+	close(p[1]);
+	return arg;
+}
+
+/* Arm profil.ko at @rate (0: HZ); the rate in use. */
+static unsigned int profil_start(unsigned int rate)
+{
+	struct profil_region r = {
+		.buf = (uintptr_t)bins32, .bufsize = sizeof(bins32),
+		.offset = (uintptr_t)__start_bench_text,
+		.scale = PROFIL_SCALE_ONE, .flags = PROFIL_REGION_U32,
+	};
+	struct profil_setup s = {
+		.size = sizeof(s), .rate = rate, .nr_regions = 1,
+		.region_size = sizeof(r), .regions = (uintptr_t)&r,
+	};
+	int fd = open("/dev/profil", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || ioctl(fd, PROFIL_IOC_SETUP, &s)) {
+		perror("profil.ko");
+		exit(4);
+	}
+	close(fd);
+	return s.rate;
+}
+
+static void profil_count(unsigned long long *samples,
+			 unsigned long long *lost)
+{
+	struct profil_stats st = { .size = sizeof(st) };
+	int fd = open("/dev/profil", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || ioctl(fd, PROFIL_IOC_STATS, &st)) {
+		perror("profil.ko stats");
+		exit(4);
+	}
+	close(fd);
+	*samples = st.samples + st.out_of_range + st.saturated;
+	*lost = st.missed;
+}
+
+static void glibc_counter(int sig, siginfo_t *si, void *uc)
+{
+	sigprof++;
+	if (glibc_act.sa_flags & SA_SIGINFO)
+		glibc_act.sa_sigaction(sig, si, uc);
+	else
+		glibc_act.sa_handler(sig);
+}
+
+static void glibc_start(void)
+{
+	struct sigaction act;
+
+	if (profil(bins16, sizeof(bins16), (uintptr_t)__start_bench_text,
+		   PROFIL_SCALE_ONE)) {
+		perror("glibc profil");
+		exit(4);
+	}
+	/* Count SIGPROF on the way into glibc's own handler. */
+	sigaction(SIGPROF, NULL, &glibc_act);
+	act = glibc_act;
+	act.sa_sigaction = glibc_counter;
+	act.sa_flags |= SA_SIGINFO;
+	sigaction(SIGPROF, &act, NULL);
+}
+
+static int classify(void)
+{
+	unsigned long long n[4] = { 0 }, pc, cnt;
+	char line[256];
+
+	while (fgets(line, sizeof(line), stdin)) {
+		cnt = 1;
+		if (sscanf(line, "%llx %llu", &pc, &cnt) < 1)
+			continue;
+		n[which(pc)] += cnt;
+	}
+	printf("samples %llu f1 %llu f2 %llu f3 %llu\n",
+	       n[0] + n[1] + n[2] + n[3], n[1], n[2], n[3]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long long t0 = cpu_ns(), t1, t2, samples = 0, lost = 0;
+	unsigned long long f[4] = { 0 };
+	unsigned int rate, nt;
+	void *(*fn)(void *);
+	const char *tool;
+	pthread_t t[64];
+
+	if (argc == 2 && !strcmp(argv[1], "classify"))
+		return classify();
+	if (argc == 2 && !strcmp(argv[1], "hz"))
+		return printf("%u\n", profil_start(0)) < 0;
+	if (argc == 2 && !strcmp(argv[1], "lo"))
+		return printf("%p\n", (void *)__start_bench_text) < 0;
+	if (argc != 6) {
+		fprintf(stderr, "usage: work cpu|sys THREADS none|null|profil|glibc|ext RATE ITERS\n");
+		return 2;
+	}
+	fn = !strcmp(argv[1], "sys") ? sys_thread : cpu_thread;
+	/* nanosleep 0 is a system call, not 50 us of timer slack. */
+	prctl(PR_SET_TIMERSLACK, 1UL);
+	nt = atoi(argv[2]);
+	tool = argv[3];
+	rate = atoi(argv[4]);
+	iters = strtoul(argv[5], NULL, 0);
+	if (nt < 1 || nt > 64 ||
+	    (!rate && strcmp(tool, "none") && strcmp(tool, "glibc")))
+		return 2;
+
+	if (!strcmp(tool, "null"))
+		null_rate = rate;
+	else if (!strcmp(tool, "profil"))
+		profil_start(rate);
+	else if (!strcmp(tool, "glibc"))
+		glibc_start();
+	t1 = cpu_ns();
+	if (nt == 1) {
+		fn(NULL);
+	} else {
+		for (unsigned int i = 0; i < nt; i++)
+			pthread_create(&t[i], NULL, fn, NULL);
+		for (unsigned int i = 0; i < nt; i++)
+			pthread_join(t[i], NULL);
+	}
+	t2 = cpu_ns();
+
+	if (!strcmp(tool, "null")) {
+		null_count(&samples, &lost);
+	} else if (!strcmp(tool, "profil")) {
+		profil_count(&samples, &lost);
+		for (int i = 0; i < NBINS; i++)
+			f[which((uintptr_t)__start_bench_text + 2 * i)] += bins32[i];
+	} else if (!strcmp(tool, "glibc")) {
+		/* scale 0 does not stop glibc's; a NULL buffer does. */
+		glibc_profil(NULL, 0, 0, 0);
+		samples = sigprof;
+		for (int i = 0; i < NBINS; i++)
+			f[which((uintptr_t)__start_bench_text + 2 * i)] += bins16[i];
+		/* What glibc says it samples at (gmon's prof_rate). */
+		rate = __profile_frequency();
+	}
+	printf("cpu_ns %llu run_ns %llu proc_ns %llu samples %llu f1 %llu f2 %llu f3 %llu eintr %llu lost %llu rate %u\n",
+	       t2 - t0, t2 - t1, t2, samples, f[1], f[2], f[3], eintr, lost,
+	       rate);
+	return 0;
+}
