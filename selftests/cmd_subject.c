@@ -16,7 +16,7 @@
  *	jit		an anonymous executable page, 90%, fifty 10%
  *	stdio		echo a line of stdin to stdout, a word to stderr,
  *			split 100 ms, exit status 7
- *	kill		split 300 ms, then SIGTERM to itself
+ *	kill		split 600 ms, then SIGTERM to itself
  *	closefds	close every descriptor, then split
  */
 #define _GNU_SOURCE
@@ -221,9 +221,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "stdio"))
 		return stdio();
 	else if (!strcmp(mode, "kill"))
-		work(5, 3, 2, 300), raise(SIGTERM);
+		work(5, 3, 2, 600), raise(SIGTERM);
 	else if (!strcmp(mode, "closefds"))
-		syscall(SYS_close_range, 0, ~0U, 0), work(5, 3, 2, 300);
+		syscall(SYS_close_range, 0, ~0U, 0), work(5, 3, 2, 600);
 	else
 		return 2;
 	return 0;
