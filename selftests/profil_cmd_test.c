@@ -113,13 +113,22 @@ static double share(const struct prof *p, const char *fn)
 	return all ? 100.0 * samples_of(p, "all", fn) / all : 0;
 }
 
-#define EXPECT_SPLIT(p) do {						\
-	EXPECT_NEAR(50.0, share(p, "fifty"), CMD_TOL);			\
-	EXPECT_NEAR(30.0, share(p, "thirty"), CMD_TOL);			\
-	EXPECT_NEAR(20.0, share(p, "twenty"), CMD_TOL);			\
+/*
+ * The split within @tol points.  The issue's 5 points is checked by the
+ * tests about the split; the others, whose point is elsewhere (a signal,
+ * no descriptors, coarser bins), allow 10: under TCG a guest's CPU clock
+ * runs on while a loaded host holds the vCPU, and a stall lands in one
+ * function as a block of samples.
+ */
+#define EXPECT_SPLIT_TOL(p, tol) do {					\
+	EXPECT_NEAR(50.0, share(p, "fifty"), tol);			\
+	EXPECT_NEAR(30.0, share(p, "thirty"), tol);			\
+	EXPECT_NEAR(20.0, share(p, "twenty"), tol);			\
 	TH_LOG("split %.1f/%.1f/%.1f", share(p, "fifty"),		\
 	       share(p, "thirty"), share(p, "twenty"));			\
 } while (0)
+#define EXPECT_SPLIT(p)		EXPECT_SPLIT_TOL(p, CMD_TOL)
+#define EXPECT_SANE_SPLIT(p)	EXPECT_SPLIT_TOL(p, 2 * CMD_TOL)
 
 /* The process profil ran (its header line comes first). */
 static int main_pid(const struct prof *p)
@@ -406,7 +415,7 @@ TEST_F(cmd, killed_by_a_signal_reported_and_128_plus_n)
 	EXPECT_NE(NULL, strstr(self->r.stderr_text, "killed by signal 15"))
 		TH_LOG("%s", self->r.stderr_text);
 	LOAD();
-	EXPECT_SPLIT(&self->p);
+	EXPECT_SANE_SPLIT(&self->p);
 }
 
 TEST_F(cmd, program_that_closes_every_descriptor)
@@ -414,7 +423,7 @@ TEST_F(cmd, program_that_closes_every_descriptor)
 	ASSERT_EQ(0, RUN(NULL, "cmd_subject", "closefds", NULL))
 		TH_LOG("%s", self->r.stderr_text);
 	LOAD();
-	EXPECT_SPLIT(&self->p);
+	EXPECT_SANE_SPLIT(&self->p);
 }
 
 TEST_F(cmd, rate_10khz)
@@ -431,7 +440,7 @@ TEST_F(cmd, rate_10khz)
 	EXPECT_EQ(10000, rate);
 	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
 	EXPECT_LT(2500, samples);
-	EXPECT_SPLIT(&self->p);
+	EXPECT_SANE_SPLIT(&self->p);
 }
 
 TEST_F(cmd, static_program_refused_with_a_hint)
@@ -470,7 +479,7 @@ static int run_limited(struct run *r, const char *profil, const char *csv,
 {
 	struct rlimit rl = { kib * 1024, kib * 1024 };
 	const char *argv[] = { profil, "-f", "csv", "-o", csv, "--", bin,
-			       "split", "300", NULL };
+			       "split", NULL };
 
 	fflush(NULL);
 	r->pid = fork();
@@ -496,7 +505,7 @@ TEST_F(cmd, memlock_short_coarser_bins_first)
 	 * program and libcmd_split.so, so the split holds. */
 	EXPECT_NE(NULL, strstr(self->p.header, "bins of 4 to "))
 		TH_LOG("%s", self->p.header);
-	EXPECT_SPLIT(&self->p);
+	EXPECT_SANE_SPLIT(&self->p);
 }
 
 TEST_F(cmd, memlock_far_too_short_says_what_is_needed)
