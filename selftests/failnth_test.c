@@ -12,6 +12,7 @@
  * (Debian's) skip.
  */
 #define _GNU_SOURCE
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <dirent.h>
 
@@ -47,31 +48,42 @@ static int injection_ready(void)
 	       !write_str(DBG "fail_page_alloc/verbose", "0");
 }
 
-/*
- * This thread's fail-nth.  fail_nth_set(n): the n-th injection point from
- * now fails (0: none).  fail_nth_left(): how many points were still to go
- * (0: it fired).  The file is opened first: its open is no such point.
- */
-static int fail_fd = -1;
+/* In a fixture setup: skip unless this kernel and this user can inject. */
+#define REQUIRE_INJECTION() do {					\
+	REQUIRE_MODULE();						\
+	if (access("/proc/thread-self/fail-nth", W_OK))			\
+		SKIP_NOW("no fault injection in this kernel (make check-debug)"); \
+	if (geteuid() || !injection_ready())				\
+		SKIP_NOW("the injectors' debugfs knobs need root");	\
+} while (0)
 
-static int fail_nth_set(int n)
+/*
+ * A task's fail-nth file, @fd.  nth_set(fd, n): the n-th injection point
+ * of that task from now fails (0: none).  nth_left(fd): how many points
+ * were still to go (0: it fired).  The file is opened first: its open is
+ * no such point.
+ */
+static int nth_set(int fd, int n)
 {
 	char buf[16];
 
 	snprintf(buf, sizeof(buf), "%d", n);
-	return pwrite(fail_fd, buf, strlen(buf), 0) > 0 ? 0 : -1;
+	return pwrite(fd, buf, strlen(buf), 0) > 0 ? 0 : -1;
 }
 
-static int fail_nth_left(void)
+static int nth_left(int fd)
 {
 	char buf[16];
-	ssize_t k = pread(fail_fd, buf, sizeof(buf) - 1, 0);
+	ssize_t k = pread(fd, buf, sizeof(buf) - 1, 0);
 
 	if (k <= 0)
 		return -1;
 	buf[k] = '\0';
 	return atoi(buf);
 }
+
+/* This thread's fail-nth. */
+static int fail_fd = -1;
 
 struct call {
 	const char *name;
@@ -147,11 +159,7 @@ FIXTURE(inject) {
 
 FIXTURE_SETUP(inject)
 {
-	REQUIRE_MODULE();
-	if (access("/proc/thread-self/fail-nth", W_OK))
-		SKIP_NOW("no fault injection in this kernel (make check-debug)");
-	if (geteuid() || !injection_ready())
-		SKIP_NOW("the injectors' debugfs knobs need root");
+	REQUIRE_INJECTION();
 	self->pins0 = pins_held();
 	fail_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fail_fd);
@@ -164,7 +172,7 @@ FIXTURE_SETUP(inject)
 FIXTURE_TEARDOWN(inject)
 {
 	if (fail_fd >= 0) {
-		fail_nth_set(0);
+		nth_set(fail_fd, 0);
 		close(fail_fd);
 	}
 	close(dev_fd);
@@ -188,10 +196,10 @@ static void every_allocation_fails_once(struct __test_metadata *_metadata,
 			dev_ioctl(PROFIL_IOC_OFF, NULL);
 		}
 		st0 = get_stats();
-		ASSERT_EQ(0, fail_nth_set(n));
+		ASSERT_EQ(0, nth_set(fail_fd, n));
 		ret = fn();
-		left = fail_nth_left();
-		fail_nth_set(0);
+		left = nth_left(fail_fd);
+		nth_set(fail_fd, 0);
 		st = get_stats();
 		if (ret) {
 			fails++;
@@ -400,25 +408,6 @@ static int open_fail_nth(pid_t pid)
 	return open(path, O_RDWR | O_CLOEXEC);
 }
 
-static int nth_set(int fd, int n)
-{
-	char buf[16];
-
-	snprintf(buf, sizeof(buf), "%d", n);
-	return pwrite(fd, buf, strlen(buf), 0) > 0 ? 0 : -1;
-}
-
-static int nth_left(int fd)
-{
-	char buf[16];
-	ssize_t k = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (k <= 0)
-		return -1;
-	buf[k] = '\0';
-	return atoi(buf);
-}
-
 /* make-it-fail of @pid: 1 or 0. */
 static int make_it_fail(pid_t pid, int on)
 {
@@ -426,6 +415,36 @@ static int make_it_fail(pid_t pid, int on)
 
 	snprintf(path, sizeof(path), "/proc/%d/make-it-fail", pid);
 	return write_str(path, on ? "1" : "0");
+}
+
+/*
+ * Nothing is left charged to the user (root, in these tests): with
+ * CAP_IPC_LOCK dropped and RLIMIT_MEMLOCK at exactly 3 pages, a child can
+ * pin 3 pages and not 4.  Return: 0 if so.
+ */
+static int memlock_balanced(void)
+{
+	struct rlimit rl = { 3 * 4096, 3 * 4096 };
+	uintptr_t off = (uintptr_t)spin_a - SPIN_PAD;
+	int status;
+	pid_t pid = fork();
+	char *b;
+
+	if (!pid) {
+		b = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b == MAP_FAILED || drop_cap_ipc_lock() ||
+		    setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(2);
+		if (arm_one(b, 3 * 4096, off, 0x10000, RATE))
+			_exit(3);
+		dev_ioctl(PROFIL_IOC_OFF, NULL);
+		_exit(arm_one(b, 4 * 4096, off, 0x10000, RATE) == -ENOMEM ?
+		      0 : 4);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
 FIXTURE(worker) {
@@ -441,11 +460,7 @@ FIXTURE(worker) {
 
 FIXTURE_SETUP(worker)
 {
-	REQUIRE_MODULE();
-	if (access("/proc/thread-self/fail-nth", W_OK))
-		SKIP_NOW("no fault injection in this kernel (make check-debug)");
-	if (geteuid() || !injection_ready())
-		SKIP_NOW("the injectors' debugfs knobs need root");
+	REQUIRE_INJECTION();
 	self->pins0 = pins_held();
 	self->writer = kthread_pid("profil-writer");
 	self->settler = kthread_pid("profil-settle");
@@ -641,6 +656,7 @@ static void thread_fails_once(struct __test_metadata *_metadata,
 	/* A session still arms and writes its file. */
 	EXPECT_EQ(0, arm_and_end(_metadata, self, how, -1, 0));
 	EXPECT_PINS(self->pins0);
+	EXPECT_EQ(0, memlock_balanced());
 }
 
 /* The writer: a file at PROFIL_IOC_OFF, each allocation failing once. */
@@ -667,7 +683,9 @@ TEST_F_TIMEOUT(worker, settle_allocations_fail_once_at_a_fault, 900)
 /*
  * The settle thread after MADV_PAGEOUT of a pinned shmem buffer (the
  * guest has swap): whatever its fault-in allocates fails once, and the
- * session resumes counting all the same.
+ * session resumes counting all the same.  On 6.1 it allocates nothing
+ * (the pinned page is found in the swap cache, its page table kept): no
+ * point is reached, and the test says so.
  */
 TEST_F_TIMEOUT(worker, settle_allocations_fail_once_after_pageout, 900)
 {
@@ -706,6 +724,7 @@ TEST_F_TIMEOUT(worker, settle_allocations_fail_once_after_pageout, 900)
 	TH_LOG("%d injection points reached", reached);
 	EXPECT_EQ(0, vmpin_kb());
 	EXPECT_PINS(self->pins0);
+	EXPECT_EQ(0, memlock_balanced());
 }
 
 /*
@@ -730,6 +749,7 @@ TEST_F_TIMEOUT(worker, both_threads_fail_at_random, 900)
 	EXPECT_LT(0, unwritten);
 	EXPECT_GT(i, unwritten);
 	EXPECT_PINS(self->pins0);
+	EXPECT_EQ(0, memlock_balanced());
 }
 
 TEST_HARNESS_MAIN
