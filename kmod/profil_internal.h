@@ -57,6 +57,7 @@
 #define _PROFIL_INTERNAL_H
 
 #include <linux/atomic.h>
+#include <linux/kthread.h>
 #include <linux/mm_types.h>
 #include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
@@ -66,7 +67,6 @@
 #include <linux/rhashtable-types.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
-#include <linux/workqueue.h>
 #include "../uapi/linux/profil.h"
 
 struct profil_arm;
@@ -216,7 +216,8 @@ struct profil_session {
 	struct profil_counters cnt;	/* no lock: atomics */
 	struct rhash_head node;		/* in profil_sessions, by @mm */
 	struct mm_struct *mm;		/* the hash key: @mn.mm */
-	struct delayed_work settle_work; /* settles a fault (arm.c) */
+	/* Settles a fault (arm.c), on the profil-settle thread (session.c). */
+	struct kthread_delayed_work settle_work;
 	struct rcu_head rcu;
 
 	/* @lock guards every field below it; @arm is also read under RCU. */
@@ -258,7 +259,6 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 			 bool inherited);
 void profil_session_off(struct profil_session *sess);
 void profil_session_failed(struct profil_session *sess, u32 why);
-void profil_session_settle(struct work_struct *work);
 void profil_session_stats(struct profil_session *sess,
 			  struct profil_stats *st);
 int profil_sessions_init(void);

@@ -37,6 +37,13 @@
  *                    @settle_work, borrowing the mm, looks the pages up
  *                    again and resumes or stops the arm.  Neither can be
  *                    done under the mmap_lock the invalidation holds.
+ *
+ * The settle work runs on a kernel thread of ours, "profil-settle", not on
+ * a system workqueue: its allocations (page faults on the buffer) are then
+ * made by one task that fault injection can single out (make-it-fail,
+ * fail-nth), as the writer's are ("profil-writer", output.c).  One thread
+ * serves every session, one settle at a time; a settle that stops an arm
+ * with a profile file waits for the writer, as an exiting process does.
  */
 #include <linux/kthread.h>
 #include <linux/module.h>
@@ -52,6 +59,9 @@
  */
 #define PROFIL_SETTLE_PATIENCE	(2 * HZ)
 #define PROFIL_SETTLE_DELAY	(HZ / 50 ?: 1)
+
+/* The thread every session's settle work runs on. */
+static struct kthread_worker *profil_settler;
 
 /* Hashed sessions by mm; rhashtable's own locks, lookups under RCU. */
 static struct rhashtable profil_sessions;
@@ -152,10 +162,13 @@ static void profil_session_stop_full(struct profil_session *sess)
 	mutex_unlock(&sess->lock);
 }
 
-/* Run the settle work now: from any context, the tick's hard irq too. */
+/*
+ * Run the settle work now: from any context, the tick's hard irq too (the
+ * work's timer is TIMER_IRQSAFE, so cancelling it there is allowed).
+ */
 void profil_session_kick(struct profil_session *sess)
 {
-	mod_delayed_work(system_wq, &sess->settle_work, 0);
+	kthread_mod_delayed_work(profil_settler, &sess->settle_work, 0);
 }
 
 /*
@@ -192,11 +205,10 @@ static bool profil_session_decide_locked(struct profil_session *sess,
  * Borrows the mm (a worker has none) to fault the pages in, with no lock
  * held, then checks them under the session lock (arm.c).
  */
-void profil_session_settle(struct work_struct *work)
+static void profil_session_settle(struct kthread_work *work)
 {
-	struct profil_session *sess = container_of(to_delayed_work(work),
-						   struct profil_session,
-						   settle_work);
+	struct profil_session *sess = container_of(work, struct profil_session,
+						   settle_work.work);
 	struct mm_struct *mm = sess->mn.mm;
 	struct profil_arm *arm;
 	bool again = false;
@@ -218,7 +230,8 @@ void profil_session_settle(struct work_struct *work)
 	}
 	kthread_unuse_mm(mm);
 	if (again)
-		schedule_delayed_work(&sess->settle_work, PROFIL_SETTLE_DELAY);
+		kthread_queue_delayed_work(profil_settler, &sess->settle_work,
+					   PROFIL_SETTLE_DELAY);
 	/* Maybe the last user: the teardown must not run in this work. */
 	mmput_async(mm);
 }
@@ -231,7 +244,7 @@ static struct mmu_notifier *profil_mn_alloc(struct mm_struct *mm)
 	if (!sess)
 		return ERR_PTR(-ENOMEM);
 	mutex_init(&sess->lock);
-	INIT_DELAYED_WORK(&sess->settle_work, profil_session_settle);
+	kthread_init_delayed_work(&sess->settle_work, profil_session_settle);
 	return &sess->mn;
 }
 
@@ -257,7 +270,7 @@ static void profil_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
 	sess->hashed = false;
 	mutex_unlock(&sess->lock);
 	/* No arm is left to fault, so nothing can queue the work again. */
-	cancel_delayed_work_sync(&sess->settle_work);
+	kthread_cancel_delayed_work_sync(&sess->settle_work);
 	if (!hashed)
 		return;
 
@@ -410,13 +423,40 @@ void profil_session_failed(struct profil_session *sess, u32 why)
 	mutex_unlock(&sess->lock);
 }
 
+/* Has the running arm a fault or a full array still to settle? */
+static bool profil_session_unsettled(struct profil_session *sess)
+{
+	struct profil_arm *arm;
+	bool ret;
+
+	mutex_lock(&sess->lock);
+	arm = profil_locked_arm(sess);
+	ret = arm && (atomic_read(&arm->faulted) || atomic_read(&arm->full));
+	mutex_unlock(&sess->lock);
+	return ret;
+}
+
+/*
+ * Run the settle work now if there is something to settle, and wait for
+ * it.  Not kthread_flush_work(): on a work whose timer is pending (a settle
+ * that looks again later) that would wait for ever.  Flushing the thread
+ * waits for the settles queued before ours too.
+ */
+static void profil_session_settle_now(struct profil_session *sess)
+{
+	if (!profil_session_unsettled(sess))
+		return;
+	kthread_mod_delayed_work(profil_settler, &sess->settle_work, 0);
+	kthread_flush_worker(profil_settler);
+}
+
 /*
  * A fault noted before the call is settled first (by the work: the lock
  * is only held to copy), so that STATS after a munmap() says how it ended.
  */
 void profil_session_stats(struct profil_session *sess, struct profil_stats *st)
 {
-	flush_delayed_work(&sess->settle_work);
+	profil_session_settle_now(sess);
 	mutex_lock(&sess->lock);
 	st->state = profil_locked_arm(sess) ? PROFIL_STATE_ON :
 					      PROFIL_STATE_OFF;
@@ -436,12 +476,24 @@ void profil_session_stats(struct profil_session *sess, struct profil_stats *st)
 
 int profil_sessions_init(void)
 {
-	return rhashtable_init(&profil_sessions, &profil_sessions_params);
+	int ret;
+
+	profil_settler = kthread_create_worker(0, "profil-settle");
+	if (IS_ERR(profil_settler))
+		return PTR_ERR(profil_settler);
+	ret = rhashtable_init(&profil_sessions, &profil_sessions_params);
+	if (ret)
+		kthread_destroy_worker(profil_settler);
+	return ret;
 }
 
-/* Module exit: every session is gone; wait for each ->free_notifier. */
+/*
+ * Module exit: every session is gone, its settle work cancelled by
+ * ->release; wait for each ->free_notifier.
+ */
 void profil_sessions_exit(void)
 {
 	mmu_notifier_synchronize();
 	rhashtable_destroy(&profil_sessions);
+	kthread_destroy_worker(profil_settler);
 }

@@ -116,14 +116,17 @@ elif [ "$mode" = demo ]; then
 else
 	# Every test program as root and as uid 65534, each between markers
 	# that name it and give its exit status (scripts/count-tap.sh).
+	# The exit line ends with the run's wall time, for the reader.
 	run() {
+		t0=$(date +%s)
 		echo "@@ run $1 $2"
 		if [ "$1" = root ]; then
 			"/opt/profil/$2"
 		else
 			/opt/profil/runas 65534 "/opt/profil/$2"
 		fi
-		echo "@@ exit $1 $2 $?"
+		rc=$?
+		echo "@@ exit $1 $2 $rc $(( $(date +%s) - t0 ))s"
 	}
 	for t in $(cat /opt/profil/tests); do
 		run root "$t"

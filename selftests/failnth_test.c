@@ -12,7 +12,9 @@
  * (Debian's) skip.
  */
 #define _GNU_SOURCE
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <dirent.h>
 
 #include "common.h"
 #include "kselftest_harness.h"
@@ -46,31 +48,42 @@ static int injection_ready(void)
 	       !write_str(DBG "fail_page_alloc/verbose", "0");
 }
 
-/*
- * This thread's fail-nth.  fail_nth_set(n): the n-th injection point from
- * now fails (0: none).  fail_nth_left(): how many points were still to go
- * (0: it fired).  The file is opened first: its open is no such point.
- */
-static int fail_fd = -1;
+/* In a fixture setup: skip unless this kernel and this user can inject. */
+#define REQUIRE_INJECTION() do {					\
+	REQUIRE_MODULE();						\
+	if (access("/proc/thread-self/fail-nth", W_OK))			\
+		SKIP_NOW("no fault injection in this kernel (make check-debug)"); \
+	if (geteuid() || !injection_ready())				\
+		SKIP_NOW("the injectors' debugfs knobs need root");	\
+} while (0)
 
-static int fail_nth_set(int n)
+/*
+ * A task's fail-nth file, @fd.  nth_set(fd, n): the n-th injection point
+ * of that task from now fails (0: none).  nth_left(fd): how many points
+ * were still to go (0: it fired).  The file is opened first: its open is
+ * no such point.
+ */
+static int nth_set(int fd, int n)
 {
 	char buf[16];
 
 	snprintf(buf, sizeof(buf), "%d", n);
-	return pwrite(fail_fd, buf, strlen(buf), 0) > 0 ? 0 : -1;
+	return pwrite(fd, buf, strlen(buf), 0) > 0 ? 0 : -1;
 }
 
-static int fail_nth_left(void)
+static int nth_left(int fd)
 {
 	char buf[16];
-	ssize_t k = pread(fail_fd, buf, sizeof(buf) - 1, 0);
+	ssize_t k = pread(fd, buf, sizeof(buf) - 1, 0);
 
 	if (k <= 0)
 		return -1;
 	buf[k] = '\0';
 	return atoi(buf);
 }
+
+/* This thread's fail-nth. */
+static int fail_fd = -1;
 
 struct call {
 	const char *name;
@@ -146,11 +159,7 @@ FIXTURE(inject) {
 
 FIXTURE_SETUP(inject)
 {
-	REQUIRE_MODULE();
-	if (access("/proc/thread-self/fail-nth", W_OK))
-		SKIP_NOW("no fault injection in this kernel (make check-debug)");
-	if (geteuid() || !injection_ready())
-		SKIP_NOW("the injectors' debugfs knobs need root");
+	REQUIRE_INJECTION();
 	self->pins0 = pins_held();
 	fail_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fail_fd);
@@ -163,7 +172,7 @@ FIXTURE_SETUP(inject)
 FIXTURE_TEARDOWN(inject)
 {
 	if (fail_fd >= 0) {
-		fail_nth_set(0);
+		nth_set(fail_fd, 0);
 		close(fail_fd);
 	}
 	close(dev_fd);
@@ -187,10 +196,10 @@ static void every_allocation_fails_once(struct __test_metadata *_metadata,
 			dev_ioctl(PROFIL_IOC_OFF, NULL);
 		}
 		st0 = get_stats();
-		ASSERT_EQ(0, fail_nth_set(n));
+		ASSERT_EQ(0, nth_set(fail_fd, n));
 		ret = fn();
-		left = fail_nth_left();
-		fail_nth_set(0);
+		left = nth_left(fail_fd);
+		nth_set(fail_fd, 0);
 		st = get_stats();
 		if (ret) {
 			fails++;
@@ -222,22 +231,26 @@ static void every_allocation_fails_once(struct __test_metadata *_metadata,
 	EXPECT_PINS(pins0);
 }
 
-/* Failures at random, only for tasks with make-it-fail (set: 1, 0). */
-static int random_failures(int on)
+/*
+ * Failures at random, only for tasks with make-it-fail: @percent of their
+ * allocations fail (0: none).
+ */
+static int random_failures(int percent)
 {
 	const char *knobs[] = { DBG "failslab/", DBG "fail_page_alloc/" };
-	char path[128];
+	char path[128], prob[8];
 	int ret = 0;
 
+	snprintf(prob, sizeof(prob), "%d", percent);
 	for (int i = 0; i < 2; i++) {
 #define KNOB(name, val) do {						\
 		snprintf(path, sizeof(path), "%s%s", knobs[i], name);	\
 		ret |= write_str(path, val);				\
 	} while (0)
-		KNOB("task-filter", on ? "Y" : "N");
+		KNOB("task-filter", percent ? "Y" : "N");
 		KNOB("interval", "1");
-		KNOB("times", on ? "-1" : "0");
-		KNOB("probability", on ? "1" : "0");
+		KNOB("times", percent ? "-1" : "0");
+		KNOB("probability", prob);
 #undef KNOB
 	}
 	return ret;
@@ -339,6 +352,404 @@ TEST_F(inject, a_profile_file)
 TEST_F(inject, pcsample)
 {
 	every_allocation_fails_once(_metadata, pcsample_setup, 1, self->pins0);
+}
+
+
+/* ------------------------------------------- the module's own threads */
+
+/*
+ * The module's kernel threads make allocations of their own: the writer
+ * ("profil-writer") creates and writes profile files, the settle thread
+ * ("profil-settle") faults a buffer back in after an invalidation.  Root
+ * may set another task's fail-nth, so each of their allocations is made to
+ * fail once, exactly as the caller's are above; the random runs use the
+ * injectors' task filter with make-it-fail on the two threads.
+ */
+#define IMG_HEAD	64
+#define IMG_REC		16
+#define IMG_MAX		8
+#define IMG_RECS	3	/* in use: the file is head + 3 records */
+#define IMG_LEN		(IMG_HEAD + IMG_REC * IMG_RECS)
+#define BUF_LEN		(2 * 4096)
+
+/* The pid of the kernel thread called @comm, or -1. */
+static pid_t kthread_pid(const char *comm)
+{
+	char path[300], name[32];
+	struct dirent *d;
+	pid_t pid = -1;
+	DIR *proc = opendir("/proc");
+	FILE *f;
+
+	while (proc && pid < 0 && (d = readdir(proc))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f) &&
+		    !strncmp(name, comm, strlen(comm)) &&
+		    name[strlen(comm)] == '\n')
+			pid = atoi(d->d_name);
+		fclose(f);
+	}
+	if (proc)
+		closedir(proc);
+	return pid;
+}
+
+/* @pid's fail-nth (a single-threaded kernel thread), opened read-write. */
+static int open_fail_nth(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/fail-nth", pid, pid);
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+/* make-it-fail of @pid: 1 or 0. */
+static int make_it_fail(pid_t pid, int on)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/make-it-fail", pid);
+	return write_str(path, on ? "1" : "0");
+}
+
+/*
+ * Nothing is left charged to the user (root, in these tests): with
+ * CAP_IPC_LOCK dropped and RLIMIT_MEMLOCK at exactly 3 pages, a child can
+ * pin 3 pages and not 4.  Return: 0 if so.
+ */
+static int memlock_balanced(void)
+{
+	struct rlimit rl = { 3 * 4096, 3 * 4096 };
+	uintptr_t off = (uintptr_t)spin_a - SPIN_PAD;
+	int status;
+	pid_t pid = fork();
+	char *b;
+
+	if (!pid) {
+		b = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b == MAP_FAILED || drop_cap_ipc_lock() ||
+		    setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(2);
+		if (arm_one(b, 3 * 4096, off, 0x10000, RATE))
+			_exit(3);
+		dev_ioctl(PROFIL_IOC_OFF, NULL);
+		_exit(arm_one(b, 4 * 4096, off, 0x10000, RATE) == -ENOMEM ?
+		      0 : 4);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+FIXTURE(worker) {
+	pid_t writer, settler;
+	int writer_nth, settler_nth;
+	char dir[32];
+	char file[64];
+	int dirfd;
+	unsigned char *img;	/* the profile image: head, records, ctl */
+	uint16_t *buf;		/* the histogram: two anonymous pages */
+	long long pins0;
+};
+
+FIXTURE_SETUP(worker)
+{
+	REQUIRE_INJECTION();
+	self->pins0 = pins_held();
+	self->writer = kthread_pid("profil-writer");
+	self->settler = kthread_pid("profil-settle");
+	ASSERT_LT(0, self->writer);
+	ASSERT_LT(0, self->settler);
+	self->writer_nth = open_fail_nth(self->writer);
+	self->settler_nth = open_fail_nth(self->settler);
+	ASSERT_LE(0, self->writer_nth);
+	ASSERT_LE(0, self->settler_nth);
+	strcpy(self->dir, "/tmp/wfailXXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	self->dirfd = open(self->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_LE(0, self->dirfd);
+	snprintf(self->file, sizeof(self->file), "%s/w.%d", self->dir,
+		 getpid());
+	self->img = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->img);
+	for (int i = 0; i < IMG_LEN; i++)
+		self->img[i] = 'a' + i % 26;
+}
+
+FIXTURE_TEARDOWN(worker)
+{
+	if (self->writer_nth >= 0)
+		nth_set(self->writer_nth, 0);
+	if (self->settler_nth >= 0)
+		nth_set(self->settler_nth, 0);
+	if (self->writer > 0)
+		make_it_fail(self->writer, 0);
+	if (self->settler > 0)
+		make_it_fail(self->settler, 0);
+	random_failures(0);
+	dev_ioctl(PROFIL_IOC_OFF, NULL);
+}
+
+/*
+ * Arm on a fresh mapping of two pages (over spin_a), with a profile file
+ * w.PID in the test's directory, head + IMG_RECS records long.
+ */
+static int arm_with_file(FIXTURE_DATA(worker) *self)
+{
+	struct profil_output_ctl *ctl = (void *)(self->img + 512);
+	struct profil_region r;
+	struct profil_output o = {
+		.size = sizeof(o), .dirfd = self->dirfd, .rec_size = IMG_REC,
+		.image = (uintptr_t)self->img, .image_size = 4096,
+		.head_size = IMG_HEAD, .nr_recs_max = IMG_MAX,
+		.ctl_offset = 512, .name = (uintptr_t)"w.%p",
+		.child_name = (uintptr_t)"wc.%p",
+	};
+	struct profil_setup s = {
+		.size = sizeof(s), .rate = RATE, .nr_regions = 1,
+		.region_size = sizeof(r), .regions = (uintptr_t)&r,
+		.output = (uintptr_t)&o,
+	};
+
+	if (self->buf)
+		munmap(self->buf, BUF_LEN);
+	self->buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (self->buf == MAP_FAILED)
+		return -ENOMEM;
+	r = (struct profil_region){ .buf = (uintptr_t)self->buf,
+				    .bufsize = BUF_LEN,
+				    .offset = (uintptr_t)spin_a - SPIN_PAD,
+				    .scale = 0x10000 };
+	ctl->nr_recs = IMG_RECS;
+	ctl->enable = 1;
+	unlink(self->file);
+	return dev_ioctl(PROFIL_IOC_SETUP, &s);
+}
+
+
+/*
+ * What the session's last profile file came to, after a stop: written
+ * whole (return 0), or not written, with a documented errno in the stats
+ * and the file absent or a prefix of what it should hold (return 1).
+ */
+static int check_file(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(worker) *self,
+		      const struct profil_stats *st0,
+		      const struct profil_stats *st)
+{
+	unsigned char got[IMG_LEN + 64];
+	ssize_t len = -1;
+	int fd = open(self->file, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		len = read(fd, got, sizeof(got));
+		close(fd);
+	}
+	if (st->written == st0->written + 1) {
+		EXPECT_EQ(0, st->write_error);
+		EXPECT_EQ(IMG_LEN, len);
+		EXPECT_EQ(0, memcmp(got, self->img, IMG_LEN));
+		return 0;
+	}
+	EXPECT_EQ(st0->written, st->written);
+	EXPECT_TRUE(st->write_error == -ENOMEM ||
+		    st->write_error == -ENOSPC) {
+		TH_LOG("write_error %d", st->write_error);
+	}
+	if (len > 0) {
+		EXPECT_GT(IMG_LEN, len);
+		EXPECT_EQ(0, memcmp(got, self->img, len));
+	}
+	return 1;
+}
+
+/* How a session with a file ends: PROFIL_IOC_OFF, or a fault. */
+static void end_by_off(FIXTURE_DATA(worker) *self)
+{
+	dev_ioctl(PROFIL_IOC_OFF, NULL);
+}
+
+/* The settle thread faults a new page in: not the pinned one, it stops. */
+static void end_by_fault(FIXTURE_DATA(worker) *self)
+{
+	madvise(self->buf, 4096, MADV_DONTNEED);
+}
+
+/* STATS until the session is off; a fault may wait 2 s for its pages. */
+static struct profil_stats stats_when_off(void)
+{
+	struct profil_stats st;
+
+	for (int i = 0; i < 1000; i++) {
+		st = get_stats();
+		if (st.state == PROFIL_STATE_OFF)
+			break;
+		usleep(10000);
+	}
+	return st;
+}
+
+struct ending {
+	void (*end)(FIXTURE_DATA(worker) *self);
+	__u32 reason;		/* the stop reason it leads to */
+};
+
+static const struct ending by_off = { end_by_off, PROFIL_STOP_USER };
+static const struct ending by_fault = { end_by_fault, PROFIL_STOP_FAULT };
+
+/*
+ * Arm with a file, end the session as @how says, and check what is left:
+ * the session off for @how's reason, the file whole or reported, nothing
+ * pinned.  Return: 1 if the file was not written.
+ */
+static int arm_and_end(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(worker) *self, const struct ending *how,
+		       int nth_fd, int n)
+{
+	struct profil_stats st0, st;
+
+	EXPECT_EQ(0, arm_with_file(self));
+	spin_cpu(spin_a, 5 * 1000000ULL);
+	st0 = get_stats();
+	EXPECT_EQ(PROFIL_STATE_ON, st0.state);
+	if (nth_fd >= 0)
+		EXPECT_EQ(0, nth_set(nth_fd, n));
+	how->end(self);
+	st = stats_when_off();
+	EXPECT_EQ(PROFIL_STATE_OFF, st.state);
+	EXPECT_EQ(how->reason, st.stop_reason);
+	EXPECT_EQ(0, vmpin_kb());
+	return check_file(_metadata, self, &st0, &st);
+}
+
+/*
+ * Make each allocation of one thread fail once while sessions with a
+ * profile file end as @how says.
+ */
+static void thread_fails_once(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(worker) *self, int nth_fd,
+			      const struct ending *how)
+{
+	int n, left, reached = 0, unwritten = 0;
+
+	for (n = 1; n < MAX_NTH; n++) {
+		unwritten += arm_and_end(_metadata, self, how, nth_fd, n);
+		left = nth_left(nth_fd);
+		nth_set(nth_fd, 0);
+		if (left > 0)
+			break;	/* the n-th point was never reached: done */
+		reached++;
+		if (_metadata->passed != 1)
+			break;	/* the first failure says enough */
+	}
+	TH_LOG("%d injection points reached, %d files not written",
+	       reached, unwritten);
+	EXPECT_LT(0, reached);
+	/* A session still arms and writes its file. */
+	EXPECT_EQ(0, arm_and_end(_metadata, self, how, -1, 0));
+	EXPECT_PINS(self->pins0);
+	EXPECT_EQ(0, memlock_balanced());
+}
+
+/* The writer: a file at PROFIL_IOC_OFF, each allocation failing once. */
+TEST_F_TIMEOUT(worker, writer_allocations_fail_once_at_off, 900)
+{
+	thread_fails_once(_metadata, self, self->writer_nth, &by_off);
+}
+
+/* The writer, called by the settle thread that stops a faulted session. */
+TEST_F_TIMEOUT(worker, writer_allocations_fail_once_at_a_fault, 900)
+{
+	thread_fails_once(_metadata, self, self->writer_nth, &by_fault);
+}
+
+/*
+ * The settle thread: faulting a new page in after MADV_DONTNEED fails,
+ * the session waits for its page, then stops with PROFIL_STOP_FAULT.
+ */
+TEST_F_TIMEOUT(worker, settle_allocations_fail_once_at_a_fault, 900)
+{
+	thread_fails_once(_metadata, self, self->settler_nth, &by_fault);
+}
+
+/*
+ * The settle thread after MADV_PAGEOUT of a pinned shmem buffer (the
+ * guest has swap): whatever its fault-in allocates fails once, and the
+ * session resumes counting all the same.  On 6.1 it allocates nothing
+ * (the pinned page is found in the swap cache, its page table kept): no
+ * point is reached, and the test says so.
+ */
+TEST_F_TIMEOUT(worker, settle_allocations_fail_once_after_pageout, 900)
+{
+	int n, left, reached = 0;
+	struct profil_stats st;
+	uint64_t a0;
+	uint16_t *b;
+
+	for (n = 1; n < MAX_NTH && _metadata->passed == 1; n++) {
+		b = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(MAP_FAILED, b);
+		ASSERT_EQ(0, arm_one(b, BUF_LEN, (uintptr_t)spin_a - SPIN_PAD,
+				     0x10000, RATE));
+		spin_cpu(spin_a, 20 * 1000000ULL);
+		ASSERT_EQ(0, nth_set(self->settler_nth, n));
+		ASSERT_EQ(0, madvise(b, BUF_LEN, MADV_PAGEOUT));
+		get_stats();
+		usleep(100000);		/* a page still on its way: 20 ms */
+		st = get_stats();
+		left = nth_left(self->settler_nth);
+		nth_set(self->settler_nth, 0);
+		EXPECT_EQ(PROFIL_STATE_ON, st.state);
+		EXPECT_EQ(PROFIL_STOP_NONE, st.stop_reason);
+		a0 = sum16(b, BUF_LEN / 2);
+		spin_cpu(spin_a, 30 * 1000000ULL);
+		EXPECT_LT(a0, sum16(b, BUF_LEN / 2)) {
+			TH_LOG("allocation %d: not counting", n);
+		}
+		EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+		munmap(b, BUF_LEN);
+		if (left > 0)
+			break;
+		reached++;
+	}
+	TH_LOG("%d injection points reached", reached);
+	EXPECT_EQ(0, vmpin_kb());
+	EXPECT_PINS(self->pins0);
+	EXPECT_EQ(0, memlock_balanced());
+}
+
+/*
+ * Both threads with make-it-fail, the injectors filtered to them, 5% of
+ * their allocations failing: sessions with a file end by OFF and by a
+ * fault, each with a sane end, a whole or reported file, nothing pinned.
+ */
+TEST_F_TIMEOUT(worker, both_threads_fail_at_random, 900)
+{
+	int i, unwritten = 0;
+
+	ASSERT_EQ(0, random_failures(5));
+	ASSERT_EQ(0, make_it_fail(self->writer, 1));
+	ASSERT_EQ(0, make_it_fail(self->settler, 1));
+	for (i = 0; i < 60 && _metadata->passed == 1; i++)
+		unwritten += arm_and_end(_metadata, self,
+					 i % 2 ? &by_off : &by_fault, -1, 0);
+	make_it_fail(self->writer, 0);
+	make_it_fail(self->settler, 0);
+	random_failures(0);
+	TH_LOG("%d sessions, %d files not written", i, unwritten);
+	EXPECT_LT(0, unwritten);
+	EXPECT_GT(i, unwritten);
+	EXPECT_PINS(self->pins0);
+	EXPECT_EQ(0, memlock_balanced());
 }
 
 TEST_HARNESS_MAIN

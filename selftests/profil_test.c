@@ -660,8 +660,11 @@ TEST_F_TIMEOUT(cpu, one_second_asleep_adds_nothing, 120)
 	n = st1.samples + st1.out_of_range - st0.samples - st0.out_of_range;
 	TH_LOG("asleep 1 s: %llu samples for %.2f ms of CPU",
 	       (unsigned long long)n, ns / 1e6);
-	/* Only the CPU the sleep and the ioctls cost: under 1% of 1 s. */
-	EXPECT_LE(n, 100);
+	/*
+	 * Only the CPU the sleep and the ioctls cost: a few ms (up to 14 ms
+	 * under the debug kernel in TCG), against 10000 samples for 1 s.
+	 */
+	EXPECT_LE(n, 250);
 	EXPECT_LE(n, expected(ns, 10000) + 5);
 }
 
