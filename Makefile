@@ -60,6 +60,12 @@ GUEST_HELPERS	:= exec_helper perfhold runas pinsheld probe_dynamic \
 		   probe_static probe_glibc $(GMON_SUBJECTS) gmon_monitor \
 		   sprofil_probe_glibc $(CMD_SUBJECTS)
 export GUEST_TESTS GUEST_NOMOD_TESTS GUEST_HELPERS
+# Under the debug kernel, all but profil(1)'s test, which measures how true
+# a profile is: a KASAN kernel under TCG spends 0.3 s of CPU loading a
+# program before its agent arms, and skews shares by more than the 5
+# points it checks.  The kernel paths it takes (profile files, many
+# regions, re-arms, fork) run there through gmon, sprofil, aix and profil.
+DEBUG_GUEST_TESTS := $(filter-out profil_cmd_test,$(GUEST_TESTS))
 TESTS		:= $(addprefix $(BUILD)/selftests/,$(GUEST_TESTS) \
 		   $(GUEST_NOMOD_TESTS) $(GUEST_HELPERS))
 DEMO		:= $(BUILD)/demo/hotspots $(BUILD)/demo/callgraph \
@@ -311,7 +317,7 @@ check: deps
 # time on 2 cores.
 check-debug: deps
 	$(MAKE) lib selftests
-	scripts/check-debug.sh
+	GUEST_TESTS="$(DEBUG_GUEST_TESTS)" scripts/check-debug.sh
 
 # The harness checked on canned guest logs, on the host (check.sh runs it).
 # The fuzzer alone, in a guest of each kernel, with a seed to replay.

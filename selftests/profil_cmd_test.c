@@ -361,7 +361,7 @@ TEST_F(cmd, library_dlopened_after_start)
 	ASSERT_NE(NULL, top);
 	EXPECT_STREQ("dl_work", top->function);
 	EXPECT_NE(NULL, strstr(top->object, "libcmd_dl.so"));
-	EXPECT_LT(70.0, top->pct);
+	EXPECT_LT(50.0, top->pct);	/* 80% by construction */
 }
 
 TEST_F(cmd, code_in_no_object_has_a_line_of_its_own)
