@@ -72,7 +72,7 @@ MCOUNT_BENCH	:= $(addprefix $(BUILD)/bench/mcount-,none glibc libprofil)
 
 .PHONY: all module lib tools selftests deps check check-debug check-harness demo lint \
 	bench-mcount fuzz bench bench-deps bench-progs bench-readme \
-	checkpatch install uninstall package package-check clean
+	checkpatch install uninstall install-dkms uninstall-dkms package-check clean
 
 SEED		?= 1
 PREFIX		?= /usr/local
@@ -171,6 +171,35 @@ install: lib tools
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	-rmdir $(DESTDIR)$(LIBDIR)/profil
+
+# The module's source where dkms looks for it (dkms install profil/VERSION
+# then builds it for the running kernel) and, off by default, its
+# modules-load.d(5) snippet.
+SYSCONFDIR	?= /etc
+DKMS_VERSION	:= $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
+DKMS_SRC	= $(DESTDIR)/usr/src/profil-$(VERSION)
+
+install-dkms:
+	$(if $(filter $(VERSION),$(DKMS_VERSION)),,$(error dkms.conf has version $(DKMS_VERSION), the Makefile $(VERSION)))
+	install -d $(DKMS_SRC)/kmod $(DKMS_SRC)/uapi/linux \
+		$(DESTDIR)$(SYSCONFDIR)/modules-load.d
+	install -m 644 dkms.conf Kbuild $(DKMS_SRC)/
+	install -m 644 kmod/Kbuild $(KMOD_SRCS) $(DKMS_SRC)/kmod/
+	install -m 644 uapi/linux/profil.h $(DKMS_SRC)/uapi/linux/
+	install -m 644 kmod/modules-load.conf \
+		$(DESTDIR)$(SYSCONFDIR)/modules-load.d/profil.conf
+
+uninstall-dkms:
+	rm -rf $(DKMS_SRC)
+	rm -f $(DESTDIR)$(SYSCONFDIR)/modules-load.d/profil.conf
+
+# Debian packages from a copy of the tracked files (build/package), lintian,
+# then their contents used: dkms builds for every kernel, a -pg program
+# built against them with pkg-config, run in a guest (KVER, default the
+# oldest kernel) with the dkms-built module, read with gprof.
+package-check:
+	scripts/deps.sh package
+	scripts/package-check.sh $(KVER)
 
 # --- profil(1) -----------------------------------------------------------
 tools: $(TOOLS)

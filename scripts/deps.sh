@@ -11,7 +11,7 @@ gcc g++ make libc6-dev mandoc cpio gzip xz-utils perl binutils
 flex bison bc libelf-dev libssl-dev libdw-dev linux-perf"
 case ${1:-} in
 bench)	pkgs="$pkgs clang llvm libbpf-dev bpftool gnuplot-nox" ;;
-package) pkgs="$pkgs debhelper dpkg-dev dkms lintian pkgconf fakeroot" ;;
+package) pkgs="$pkgs debhelper dh-dkms dpkg-dev dkms lintian pkgconf fakeroot" ;;
 esac
 
 missing=
