@@ -69,10 +69,10 @@ check "libprofil0: its symbols file lists lib/libprofil.symbols" eval '
 	sed -n "s/^ \([^ ]*\) .*/\1/p" "$out/libprofil0.control/symbols" | sort > "$out/symbols.deb" &&
 	sed -e "s/@@/@/" -e "/@/!s/.*/&@&/" "$top/lib/libprofil.symbols" | sort |
 		cmp -s - "$out/symbols.deb"'
-check "man pages and a link for every name they document" eval 'for m in
-	man1/profil.1 man2/profil.2 man2/profil_inherit.2 man2/pcsample.2
+pages="man1/profil.1 man2/profil.2 man2/profil_inherit.2 man2/pcsample.2
 	man3/monitor.3 man3/monstartup.3 man3/moncontrol.3 man3/_mcleanup.3
-	man3/sprofil.3 man4/profil.4 man7/libprofil.7; do
+	man3/sprofil.3 man4/profil.4 man7/libprofil.7"
+check "man pages and a link for every name they document" eval 'for m in $pages; do
 	[ -e "$root/usr/share/man/$m.gz" ] || { echo "# no $m"; exit 1; }; done'
 check "man -l renders every page" eval 'for m in "$root"/usr/share/man/man*/*; do
 	MANWIDTH=80 man -l "$m" 2>&1 >/dev/null | grep . && exit 1; done; true'
