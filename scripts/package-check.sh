@@ -74,6 +74,7 @@ pages="man1/profil.1 man2/profil.2 man2/profil_inherit.2 man2/pcsample.2
 	man3/sprofil.3 man4/profil.4 man7/libprofil.7"
 check "man pages and a link for every name they document" eval 'for m in $pages; do
 	[ -e "$root/usr/share/man/$m.gz" ] || { echo "# no $m"; exit 1; }; done'
+check "mandoc -Tlint: no warnings" mandoc -Tlint -W warning $(ls "$src"/man/*.[1-9])
 check "man -l renders every page" eval 'for m in "$root"/usr/share/man/man*/*; do
 	MANWIDTH=80 man -l "$m" 2>&1 >/dev/null | grep . && exit 1; done; true'
 check "profil-tools: profil(1) looks for its agent where the package puts it" eval '
@@ -84,9 +85,10 @@ check "profil-dkms: modules-load.d snippet, off by default" eval '
 	! grep -q "^[^#]" "$root/etc/modules-load.d/profil.conf"'
 
 # --- dkms, from the package's source, for every kernel ------------------
+# Installed into build/package/modules, not /lib/modules, and no depmod.
 dkmsroot=$out/dkms
 mkdir -p "$dkmsroot"
-dk="--sourcetree $root/usr/src --dkmstree $dkmsroot"
+dk="--sourcetree $root/usr/src --dkmstree $dkmsroot --installtree $out/modules --no-depmod"
 # shellcheck disable=SC2086
 check "dkms add profil/$version" eval 'dkms add -m profil -v "$version" $dk > "$out/dkms-add.log" 2>&1'
 for k in $kvers; do
@@ -95,6 +97,11 @@ for k in $kvers; do
 	   ko=$(ls "$dkmsroot/profil/$version/$k"/*/module/profil.ko* 2>/dev/null) &&
 	   modinfo -F vermagic "$ko" | grep -q "^$k "; then
 		ok "dkms build for $k"
+		mkdir -p "$out/modules/$k"
+		# shellcheck disable=SC2086
+		check "dkms install for $k" eval 'dkms install -m profil -v "$version" -k "$k" $dk \
+			> "$out/dkms-install-$k.log" 2>&1 &&
+			ls "$out/modules/$k/updates/dkms/profil.ko"* > /dev/null'
 	else
 		tail -n 20 "$out/dkms-$k.log"
 		cat "$dkmsroot/profil/$version/build/make.log" 2>/dev/null | tail -n 20
@@ -117,12 +124,14 @@ check "gcc -pg \$(pkg-config --cflags --libs libprofil)" eval '
 
 # --- in a guest, with the module dkms built -------------------------------
 make -s -C "$top" build/selftests/runas build/selftests/perfhold
-ko=$(ls "$dkmsroot/profil/$version/$kver"/*/module/profil.ko 2>/dev/null || true)
+# The module as dkms built it (compressed for kernels that compress theirs).
+ko=$(ls "$dkmsroot/profil/$version/$kver"/*/module/profil.ko* 2>/dev/null || true)
 log=$out/guest-$kver.log
-if [ -z "$ko" ]; then
-	nok "guest $kver: no profil.ko built by dkms for it"
-	finish
-fi
+case $ko in
+'')	nok "guest $kver: no profil.ko built by dkms for it"; finish ;;
+*.xz)	xz -dc "$ko" > "$out/profil.ko" && ko=$out/profil.ko ;;
+*.zst)	zstd -qdc "$ko" > "$out/profil.ko" && ko=$out/profil.ko ;;
+esac
 if GUEST_KO=$ko GUEST_ROOT=$root GUEST_TIMEOUT=300 \
    GUEST_EXTRA="$prog $root/usr/bin/profil $top/build/selftests/runas $top/build/selftests/perfhold" \
    "$top/scripts/guest-run.sh" "$kver" package "$log"; then
