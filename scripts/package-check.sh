@@ -69,12 +69,13 @@ check "libprofil0: its symbols file lists lib/libprofil.symbols" eval '
 	sed -n "s/^ \([^ ]*\) .*/\1/p" "$out/libprofil0.control/symbols" | sort > "$out/symbols.deb" &&
 	sed -e "s/@@/@/" -e "/@/!s/.*/&@&/" "$top/lib/libprofil.symbols" | sort |
 		cmp -s - "$out/symbols.deb"'
+# shellcheck disable=SC2034 # used in the eval below
 pages="man1/profil.1 man2/profil.2 man2/profil_inherit.2 man2/pcsample.2
 	man3/monitor.3 man3/monstartup.3 man3/moncontrol.3 man3/_mcleanup.3
 	man3/sprofil.3 man4/profil.4 man7/libprofil.7"
 check "man pages and a link for every name they document" eval 'for m in $pages; do
 	[ -e "$root/usr/share/man/$m.gz" ] || { echo "# no $m"; exit 1; }; done'
-check "mandoc -Tlint: no warnings" mandoc -Tlint -W warning $(ls "$src"/man/*.[1-9])
+check "mandoc -Tlint: no warnings" mandoc -Tlint -W warning "$src"/man/*.[1-9]
 check "man -l renders every page" eval 'for m in "$root"/usr/share/man/man*/*; do
 	MANWIDTH=80 man -l "$m" 2>&1 >/dev/null | grep . && exit 1; done; true'
 check "profil-tools: profil(1) looks for its agent where the package puts it" eval '
