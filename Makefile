@@ -78,7 +78,7 @@ MCOUNT_BENCH	:= $(addprefix $(BUILD)/bench/mcount-,none glibc libprofil)
 
 .PHONY: all module lib tools selftests deps check check-debug check-harness demo lint \
 	bench-mcount fuzz bench bench-deps bench-progs bench-readme \
-	checkpatch install clean
+	checkpatch install uninstall install-dkms uninstall-dkms package-check clean
 
 SEED		?= 1
 PREFIX		?= /usr/local
@@ -137,31 +137,75 @@ lib/libprofil.pc: lib/libprofil.pc.in
 	$(PC_SUBST) $< > $@
 
 # The library, its headers (the uapi one too), pkg-config file (written for
-# the PREFIX/LIBDIR/INCLUDEDIR of this call), man pages, profil(1) and its
-# agent (in LIBDIR/profil, where the command looks for it).
+# the PREFIX/LIBDIR/INCLUDEDIR of this call), man pages with a link for
+# every other name in a page's NAME section, profil(1) and its agent (in
+# LIBDIR/profil, where the command looks for it).  make uninstall removes
+# exactly these.
+MAN_PAGES	:= $(wildcard man/*.[1-9])
+# MAN_LINKS: manN/NAME.N=PAGE.N, one per name a page documents besides its own.
+MAN_LINKS	:= $(shell awk 'FNR == 1 { p = FILENAME; sub(/.*\//, "", p); \
+			s = p; sub(/.*\./, "", s); n = 0 } \
+		/^\.Sh/ { n = ($$2 == "NAME") ; next } \
+		n && /^\.Nm/ && $$2 "." s != p { print "man" s "/" $$2 "." s "=" p }' \
+		$(MAN_PAGES))
+HEADERS		:= lib/include/profil.h lib/include/mon.h lib/include/pcsample.h
+INSTALLED	:= $(LIBDIR)/libprofil.so.$(SOVERSION) $(LIBDIR)/libprofil.so \
+		   $(LIBDIR)/libprofil.a $(LIBDIR)/pkgconfig/libprofil.pc \
+		   $(addprefix $(INCLUDEDIR)/,$(notdir $(HEADERS))) \
+		   $(INCLUDEDIR)/linux/profil.h \
+		   $(BINDIR)/profil $(LIBDIR)/profil/profil-agent.so \
+		   $(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
+		   $(foreach l,$(MAN_LINKS),$(MANDIR)/$(firstword $(subst =, ,$(l))))
+
 install: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/profil \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man2 $(DESTDIR)$(MANDIR)/man3 \
-		$(DESTDIR)$(MANDIR)/man4 $(DESTDIR)$(MANDIR)/man7
+		$(addprefix $(DESTDIR)$(MANDIR)/man,$(sort $(subst .,,$(suffix $(MAN_PAGES)))))
 	install -m 755 lib/libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libprofil.so
 	install -m 644 lib/libprofil.a $(DESTDIR)$(LIBDIR)/
 	$(PC_SUBST) lib/libprofil.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libprofil.pc
-	install -m 644 lib/include/profil.h lib/include/mon.h \
-		lib/include/pcsample.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 uapi/linux/profil.h $(DESTDIR)$(INCLUDEDIR)/linux/
-	install -m 644 man/profil.2 $(DESTDIR)$(MANDIR)/man2/
-	ln -sf ../man2/profil.2 $(DESTDIR)$(MANDIR)/man3/profil_inherit.3
-	install -m 644 man/monitor.3 man/sprofil.3 $(DESTDIR)$(MANDIR)/man3/
-	install -m 644 man/pcsample.2 $(DESTDIR)$(MANDIR)/man2/
-	for f in monstartup moncontrol _mcleanup; do \
-		ln -sf monitor.3 $(DESTDIR)$(MANDIR)/man3/$$f.3; done
-	install -m 644 man/profil.4 $(DESTDIR)$(MANDIR)/man4/
-	install -m 644 man/libprofil.7 $(DESTDIR)$(MANDIR)/man7/
+	for p in $(MAN_PAGES); do \
+		install -m 644 $$p $(DESTDIR)$(MANDIR)/man$${p##*.}/ || exit 1; done
+	for l in $(MAN_LINKS); do \
+		ln -sf $${l#*=} $(DESTDIR)$(MANDIR)/$${l%%=*} || exit 1; done
 	install -m 755 $(BUILD)/tools/profil $(DESTDIR)$(BINDIR)/
 	install -m 644 $(BUILD)/tools/profil-agent.so $(DESTDIR)$(LIBDIR)/profil/
-	install -m 644 man/profil.1 $(DESTDIR)$(MANDIR)/man1/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(LIBDIR)/profil
+
+# The module's source where dkms looks for it (dkms install profil/VERSION
+# then builds it for the running kernel) and, off by default, its
+# modules-load.d(5) snippet.
+SYSCONFDIR	?= /etc
+DKMS_VERSION	:= $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
+DKMS_SRC	= $(DESTDIR)/usr/src/profil-$(VERSION)
+
+install-dkms:
+	$(if $(filter $(VERSION),$(DKMS_VERSION)),,$(error dkms.conf has version $(DKMS_VERSION), the Makefile $(VERSION)))
+	install -d $(DKMS_SRC)/kmod $(DKMS_SRC)/uapi/linux \
+		$(DESTDIR)$(SYSCONFDIR)/modules-load.d
+	install -m 644 dkms.conf Kbuild $(DKMS_SRC)/
+	install -m 644 kmod/Kbuild $(KMOD_SRCS) $(DKMS_SRC)/kmod/
+	install -m 644 uapi/linux/profil.h $(DKMS_SRC)/uapi/linux/
+	install -m 644 kmod/modules-load.conf \
+		$(DESTDIR)$(SYSCONFDIR)/modules-load.d/profil.conf
+
+uninstall-dkms:
+	rm -rf $(DKMS_SRC)
+	rm -f $(DESTDIR)$(SYSCONFDIR)/modules-load.d/profil.conf
+
+# Debian packages from a copy of the tracked files (build/package), lintian,
+# then their contents used: dkms builds for every kernel, a -pg program
+# built against them with pkg-config, run in a guest (KVER, default the
+# oldest kernel) with the dkms-built module, read with gprof.
+package-check:
+	scripts/deps.sh package
+	scripts/package-check.sh $(KVER)
 
 # --- profil(1) -----------------------------------------------------------
 tools: $(TOOLS)

@@ -1,14 +1,18 @@
 #!/bin/sh
-# deps.sh [bench]: install what make check and make demo need on Debian 12,
-# by metapackage, and only what is missing; with "bench", also what make
-# bench needs (perf, clang and libbpf for the BPF sampler, gnuplot).  Needs
-# root (or sudo) when anything is.
+# deps.sh [bench|package]: install what make check and make demo need on
+# Debian 12, by metapackage, and only what is missing; with "bench", also
+# what make bench needs (perf, clang and libbpf for the BPF sampler,
+# gnuplot); with "package", what make package-check needs (debhelper,
+# dkms, lintian, pkg-config).  Needs root (or sudo) when anything is.
 set -eu
 pkgs="linux-image-amd64 linux-headers-amd64 linux-image-6.12-amd64
 linux-headers-6.12-amd64 linux-source-6.1 qemu-system-x86 busybox-static
 gcc g++ make libc6-dev mandoc cpio gzip xz-utils perl binutils
 flex bison bc libelf-dev libssl-dev libdw-dev linux-perf"
-[ "${1:-}" != bench ] || pkgs="$pkgs clang llvm libbpf-dev bpftool gnuplot-nox"
+case ${1:-} in
+bench)	pkgs="$pkgs clang llvm libbpf-dev bpftool gnuplot-nox" ;;
+package) pkgs="$pkgs debhelper dh-dkms dpkg-dev dkms lintian pkgconf fakeroot" ;;
+esac
 
 missing=
 for p in $pkgs; do

@@ -1,6 +1,7 @@
 #!/bin/sh
-# gprof-check.sh LOG [pg|cmd]: binutils gprof reads a gmon.out the guest
-# handed back base64 in LOG.  Prints gprof's flat profile.
+# gprof-check.sh LOG [pg|cmd] [PROGRAM]: binutils gprof reads a gmon.out
+# the guest handed back base64 in LOG.  Prints gprof's flat profile.
+# PROGRAM replaces the build tree's (make package-check's own build).
 #  pg (the default): demo/callgraph (gcc -pg, -lprofil), between
 #   "@@ gmon begin" and "@@ gmon end": the calls exactly (expensive 500,
 #   medium 2500, cheap 10000) and the time split 60/30/10 by construction:
@@ -20,6 +21,7 @@ pg)	marker=gmon bin=$top/build/demo/callgraph ;;
 cmd)	marker=profil-gmon bin=$top/build/selftests/cmd_subject ;;
 *)	echo "gprof-check.sh: pg or cmd" >&2; exit 2 ;;
 esac
+bin=${3:-$bin}
 out=${log%.log}.$marker.out
 sed -n "/^@@ $marker begin/,/^@@ $marker end/p" "$log" | sed '1d;$d' | base64 -d > "$out"
 gprof -b -p "$bin" "$out" > "$out.txt"

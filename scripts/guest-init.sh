@@ -62,11 +62,11 @@ if ! { swap=$(losetup -f) && losetup "$swap" /tmp/swap.img &&
 	echo "# no swap: reclaim tests run without it"
 fi
 
-# demo/callgraph (gcc -pg) as uid 65534 in DIR; its gmon.out goes to the
+# demo/callgraph (gcc -pg), or PROGRAM, as uid 65534 in DIR; its gmon.out goes to the
 # host in base64 between markers, for gprof (scripts/demo.sh, gprof-check.sh).
 callgraph_gmon() {
 	mkdir -m 1777 "$1" && cd "$1" &&
-		PROFIL_RATE=10000 /opt/profil/runas 65534 /opt/profil/callgraph
+		PROFIL_RATE=10000 /opt/profil/runas 65534 "${2:-/opt/profil/callgraph}"
 	echo "@@ gmon begin"
 	base64 gmon.out
 	echo "@@ gmon end"
@@ -104,6 +104,17 @@ elif [ "$mode" = regions ]; then
 elif [ "$mode" = bench ]; then
 	# make bench: every tool on every workload, interleaved (bench/guest.sh).
 	sh /opt/profil/guest.sh
+elif [ "$mode" = package ]; then
+	# make package-check: the packages' files at their own paths, the
+	# module dkms built; a -pg program built against them, and profil(1)
+	# on the same program.
+	unset LD_LIBRARY_PATH
+	echo "@@ devmode $(stat -c %a /dev/profil)"
+	callgraph_gmon /tmp/pkg /opt/profil/pkg-callgraph
+	echo "@@ profil begin"
+	/opt/profil/runas 65534 /usr/bin/profil -r 10000 -o - \
+		-- /opt/profil/pkg-callgraph
+	echo "@@ profil end"
 elif [ "$mode" = demo ]; then
 	echo "@@ demo begin"
 	/opt/profil/runas 65534 /opt/profil/hotspots

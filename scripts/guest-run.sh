@@ -11,7 +11,10 @@
 # GUEST_KERNEL names another kernel image than /boot/vmlinuz-KVER (the
 # debug kernel of make check-debug).  GUEST_EXTRA names more files for
 # /opt/profil (make bench: its programs and perf), GUEST_APPEND more
-# words for the kernel command line.
+# words for the kernel command line.  GUEST_KO names another profil.ko
+# (make package-check: the one dkms built).  In MODE package the
+# initramfs holds only GUEST_EXTRA's files and GUEST_ROOT's tree (the
+# extracted packages, at their own paths), none of the build tree's.
 set -eu
 kver=$1 mode=$2 log=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,17 +29,19 @@ lists=$(mktemp -d)
 trap 'rm -rf "$lists"' EXIT
 echo ${GUEST_TESTS-} > "$lists/tests"
 echo ${GUEST_NOMOD_TESTS-} > "$lists/nomod-tests"
+ko=${GUEST_KO:-$b/kmod/$kver/kmod/profil.ko}
 files=
-for t in ${GUEST_TESTS-} ${GUEST_NOMOD_TESTS-} ${GUEST_HELPERS-}; do
-	files="$files $b/selftests/$t"
-done
+if [ "$mode" != package ]; then
+	files="$top/lib/libprofil.so.0 $lists/tests $lists/nomod-tests
+		$b/demo/hotspots $b/demo/callgraph $b/demo/callgraph-plain
+		$b/bench/forkcost $b/bench/regions $b/tools/profil
+		$b/tools/profil-agent.so $(command -v perf || true)"
+	for t in ${GUEST_TESTS-} ${GUEST_NOMOD_TESTS-} ${GUEST_HELPERS-}; do
+		files="$files $b/selftests/$t"
+	done
+fi
 # shellcheck disable=SC2086
-KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" \
-	"$b/kmod/$kver/kmod/profil.ko" "$top/lib/libprofil.so.0" \
-	"$lists/tests" "$lists/nomod-tests" "$b/demo/hotspots" "$b/demo/callgraph" \
-	"$b/demo/callgraph-plain" \
-	"$b/bench/forkcost" "$b/bench/regions" "$b/tools/profil" \
-	"$b/tools/profil-agent.so" $(command -v perf || true) $files ${GUEST_EXTRA-}
+KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" "$ko" $files ${GUEST_EXTRA-}
 
 # boot: one guest run, console to LOG with the CRs dropped; QEMU's status.
 boot() {

@@ -3,7 +3,8 @@
 # /opt/profil/profil.ko, the given programs in /opt/profil, the shared
 # libraries they need, and scripts/guest-init.sh as /init.  With KVER set,
 # also the modules the tests' filesystems need (scripts/guest-modules.sh)
-# in /opt/profil/kmods.
+# in /opt/profil/kmods.  With GUEST_ROOT set, that tree too, at its own
+# paths (make package-check: the extracted packages).
 set -eu
 out=$1 ko=$2
 shift 2
@@ -37,6 +38,8 @@ for f in "$@"; do
 		cp -L "$lib" "$root$lib"
 	done
 done
+
+[ -z "${GUEST_ROOT:-}" ] || cp -a "$GUEST_ROOT/." "$root/"
 
 # The pin counter for unprivileged tests is root's and set-user-ID.
 [ ! -e "$root/opt/profil/pinsheld" ] || chmod 4755 "$root/opt/profil/pinsheld"
