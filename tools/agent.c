@@ -271,18 +271,50 @@ static void *agent_image(const struct agent_layout *l)
 
 /* --- arming ---------------------------------------------------------- */
 
-static int agent_setup(void *image, const struct agent_layout *l)
-{
+/*
+ * What every setup attempt of one arm shares: the device, the directory,
+ * and the files' names, unique there by pid, time and arm.
+ */
+struct agent_dev {
+	int fd, dirfd;
 	char name[64], child_name[64];
+};
+
+static int agent_open(struct agent_dev *d)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	snprintf(d->name, sizeof(d->name), "p%%p.%llx.%u.prof",
+		 (unsigned long long)ts.tv_sec * 1000000000 + ts.tv_nsec,
+		 agent.arms);
+	snprintf(d->child_name, sizeof(d->child_name), "c%s", d->name + 1);
+	d->fd = open("/dev/profil", O_RDWR | O_CLOEXEC);
+	d->dirfd = open(agent.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return d->fd < 0 || d->dirfd < 0 ? -errno : 0;
+}
+
+static void agent_close(struct agent_dev *d)
+{
+	if (d->dirfd >= 0)
+		close(d->dirfd);
+	if (d->fd >= 0)
+		close(d->fd);
+}
+
+static int agent_setup(const struct agent_dev *d, void *image,
+		       const struct agent_layout *l)
+{
 	struct profil_output out = {
 		.size = sizeof(out),
+		.dirfd = d->dirfd,
 		.rec_size = sizeof(uint64_t),
 		.image = (uintptr_t)image,
 		.image_size = l->size,
 		.head_size = l->head_size,
 		.ctl_offset = l->ctl_off,
-		.name = (uintptr_t)name,
-		.child_name = (uintptr_t)child_name,
+		.name = (uintptr_t)d->name,
+		.child_name = (uintptr_t)d->child_name,
 	};
 	struct profil_setup s = {
 		.size = sizeof(s),
@@ -294,26 +326,11 @@ static int agent_setup(void *image, const struct agent_layout *l)
 		.regions = (uintptr_t)agent.regions,
 		.output = (uintptr_t)&out,
 	};
-	struct timespec ts;
-	int fd, ret = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	/* Unique in the directory: the pid, and when and which arm. */
-	snprintf(name, sizeof(name), "p%%p.%llx.%u.prof",
-		 (unsigned long long)ts.tv_sec * 1000000000 + ts.tv_nsec,
-		 agent.arms);
-	snprintf(child_name, sizeof(child_name), "c%s", name + 1);
-	fd = open("/dev/profil", O_RDWR | O_CLOEXEC);
-	out.dirfd = open(agent.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || out.dirfd < 0 || ioctl(fd, PROFIL_IOC_SETUP, &s))
-		ret = -errno;
-	else
-		((struct profile_file_hdr *)image)->rate = s.rate;
-	if (out.dirfd >= 0)
-		close(out.dirfd);
-	if (fd >= 0)
-		close(fd);
-	return ret;
+	if (ioctl(d->fd, PROFIL_IOC_SETUP, &s))
+		return -errno;
+	((struct profile_file_hdr *)image)->rate = s.rate;
+	return 0;
 }
 
 /*
@@ -324,19 +341,26 @@ static int agent_setup(void *image, const struct agent_layout *l)
 static int agent_arm(void)
 {
 	struct agent_layout l;
-	void *image;
-	int ret;
+	struct agent_dev d;
+	void *image = NULL;
+	int ret = agent_open(&d);
 
+	if (ret)
+		goto out;
 	agent_shifts(&l, AGENT_MIN_SHIFT);
 	do {
 		agent_plan(&l);
 		image = agent_image(&l);
-		if (!image)
-			return -ENOMEM;
-		ret = agent_setup(image, &l);
+		if (!image) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ret = agent_setup(&d, image, &l);
 		if (ret)
 			munmap(image, l.size);
 	} while (ret == -ENOMEM && agent_coarsen(&l));
+out:
+	agent_close(&d);
 	if (ret)
 		return ret;
 	if (agent.image)

@@ -155,8 +155,8 @@ static void check_module(struct opts *o)
 		fail("rate %u Hz is above the module's max_rate, %u Hz", o->rate, max);
 }
 
-/* The file execvp() would run for @cmd, in @path; 0 if there is none. */
-static int resolve(const char *cmd, char *path, size_t len)
+/* The file execvp() would run for @cmd, in @path (PATH_MAX); 0 if none. */
+static int resolve(const char *cmd, char path[PATH_MAX])
 {
 	const char *dirs = getenv("PATH") ?: "/usr/local/bin:/usr/bin:/bin";
 	const char *p, *e;
@@ -172,7 +172,6 @@ static int resolve(const char *cmd, char *path, size_t len)
 		if (!access(cand, X_OK) && realpath(cand, path))
 			return 1;
 	}
-	(void)len;
 	return 0;
 }
 
@@ -376,7 +375,7 @@ int main(int argc, char **argv)
 	parse_opts(&o, argc, argv);
 	check_module(&o);
 	find_agent(agent, sizeof(agent));
-	if (resolve(o.argv[0], exe, sizeof(exe)) && is_static(exe))
+	if (resolve(o.argv[0], exe) && is_static(exe))
 		fail("%s is statically linked: the agent cannot be preloaded into it; link it dynamically, or with -lprofil and its own profil() or -pg",
 		     o.argv[0]);
 	snprintf(dir, sizeof(dir), "%s/profil.XXXXXX", tmp);
