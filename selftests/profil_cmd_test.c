@@ -141,6 +141,17 @@ static int main_pid(const struct prof *p)
 	return pid;
 }
 
+/* A process in the rows other than @pid and "all", in @cpid ("" if none). */
+static void other_proc(const struct prof *p, const char *pid, char cpid[16])
+{
+	int i;
+
+	cpid[0] = '\0';
+	for (i = 0; i < p->n; i++)
+		if (strcmp(p->rows[i].proc, pid) && strcmp(p->rows[i].proc, "all"))
+			strcpy(cpid, p->rows[i].proc);
+}
+
 /* The header line of process @pid: rate, CPU, samples and expected. */
 static int header_of(const struct prof *p, int pid, unsigned int *rate,
 		     double *cpu, unsigned long *samples, double *expect)
@@ -260,7 +271,6 @@ TEST_F(cmd, children_forked_and_execed)
 	const struct prow *top;
 	char pid[16], cpid[16];
 	unsigned long fifty, twenty;
-	int i;
 
 	ASSERT_EQ(0, RUN(opts, "cmd_subject", "exec", NULL))
 		TH_LOG("%s", self->r.stderr_text);
@@ -269,13 +279,10 @@ TEST_F(cmd, children_forked_and_execed)
 	top = top_row(&self->p, pid);
 	ASSERT_NE(NULL, top) TH_LOG("%s", self->p.header);
 	EXPECT_STREQ("fifty", top->function);
-	cpid[0] = '\0';
-	for (i = 0; i < self->p.n; i++)
-		if (strcmp(self->p.rows[i].proc, pid) &&
-		    strcmp(self->p.rows[i].proc, "all"))
-			strcpy(cpid, self->p.rows[i].proc);
+	other_proc(&self->p, pid, cpid);
 	ASSERT_NE(0, cpid[0]) TH_LOG("no row of the child");
 	top = top_row(&self->p, cpid);
+	ASSERT_NE(NULL, top);
 	EXPECT_STREQ("twenty", top->function);
 	/* "all" is the sum of the two processes, 300 ms of CPU each. */
 	EXPECT_EQ(samples_of(&self->p, "all", NULL),
@@ -292,18 +299,14 @@ TEST_F(cmd, children_forked_and_execed)
 TEST_F(cmd, forked_child_counts_its_own_samples_only)
 {
 	const char *opts[] = { "--children", NULL };
-	char pid[16], cpid[16] = "";
+	char pid[16], cpid[16];
 	unsigned long fifty, twenty;
-	int i;
 
 	ASSERT_EQ(0, RUN(opts, "cmd_subject", "fork", NULL))
 		TH_LOG("%s", self->r.stderr_text);
 	LOAD();
 	snprintf(pid, sizeof(pid), "%d", main_pid(&self->p));
-	for (i = 0; i < self->p.n; i++)
-		if (strcmp(self->p.rows[i].proc, pid) &&
-		    strcmp(self->p.rows[i].proc, "all"))
-			strcpy(cpid, self->p.rows[i].proc);
+	other_proc(&self->p, pid, cpid);
 	ASSERT_NE(0, cpid[0]) TH_LOG("no row of the child: %s", self->p.header);
 	EXPECT_GT(samples_of(&self->p, cpid, "twenty") / 20 + 1,
 		  samples_of(&self->p, cpid, "fifty"));
