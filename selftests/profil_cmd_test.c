@@ -350,7 +350,8 @@ TEST_F(cmd, source_lines_from_debug_info)
 	ASSERT_NE(NULL, top);
 	/* The loop of cmd_churn(), inlined from cmd_work.h. */
 	EXPECT_EQ(0, strncmp(top->source, "cmd_work.h:", 11)) TH_LOG("%s", top->source);
-	EXPECT_NEAR(50.0, share(&self->p, "fifty"), CMD_TOL);
+	EXPECT_NEAR(50.0, share(&self->p, "fifty"), CMD_TOL)
+		TH_LOG("fifty %.1f%%", share(&self->p, "fifty"));
 }
 
 TEST_F(cmd, library_dlopened_after_start)
