@@ -4,7 +4,7 @@
  * -pg, no libprofil.  Its CPU time goes where the mode says:
  *
  *	split [ms]	fifty / thirty / twenty, 50/30/20 by construction,
- *			thirty() in libcmd_split.so; ms of CPU (1000)
+ *			thirty() in libcmd_split.so; ms of CPU (2000)
  *	threads		split in 4 threads, 300 ms each
  *	exec		a forked child execs "twenty" while the parent runs
  *			fifty for 300 ms
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "split";
 
 	if (!strcmp(mode, "split"))
-		work(5, 3, 2, argc > 2 ? atoi(argv[2]) : 1000);
+		work(5, 3, 2, argc > 2 ? atoi(argv[2]) : 2000);
 	else if (!strcmp(mode, "threads"))
 		return threads();
 	else if (!strcmp(mode, "exec"))
