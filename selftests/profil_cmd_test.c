@@ -116,9 +116,11 @@ static double share(const struct prof *p, const char *fn)
 /*
  * The split within @tol points.  The issue's 5 points is checked by the
  * tests about the split; the others, whose point is elsewhere (a signal,
- * no descriptors, coarser bins), allow 10: under TCG a guest's CPU clock
- * runs on while a loaded host holds the vCPU, and a stall lands in one
- * function as a block of samples.
+ * no descriptors, coarser bins), allow 10.  The subject splits its CPU
+ * time exactly, by its own thread clock, in rounds long enough that late
+ * interrupts under TCG do not move samples between functions (see
+ * cmd_subject.c); what is left is the sampling's own spread, about one
+ * point at 2000 samples.
  */
 #define EXPECT_SPLIT_TOL(p, tol) do {					\
 	EXPECT_NEAR(50.0, share(p, "fifty"), tol);			\
@@ -322,7 +324,8 @@ TEST_F(cmd, children_left_alone_without_the_option)
 		TH_LOG("%s", self->r.stderr_text);
 	LOAD();
 	EXPECT_EQ(0, samples_of(&self->p, "all", "twenty"));
-	EXPECT_LT(250, samples_of(&self->p, "all", "fifty"));
+	/* 300 ms of fifty, less the tenth of it spent reading the clock. */
+	EXPECT_LT(200, samples_of(&self->p, "all", "fifty"));
 }
 
 TEST_F(cmd, stripped_program_by_its_dynamic_symbols)
