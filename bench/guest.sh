@@ -7,7 +7,7 @@
 # case once, in an order rotated by one case per repetition, so that each
 # tool is measured next to every other under the same conditions.
 # BENCH_REPS (default 5) and BENCH_SCALE (default 1: the iteration counts
-# below, sized for a ~25 min run under TCG on 2 cores) come from the
+# below, sized for a run of under 30 min under TCG on 2 cores) come from the
 # kernel command line (profil.bench=REPS,SCALE); BENCH_ONLY, a regular
 # expression over "TOOL:RATE WORKLOAD", keeps the cases it matches.
 B=/opt/profil
@@ -25,13 +25,15 @@ echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
 echo 100000 > /proc/sys/kernel/perf_event_max_sample_rate
 echo "@@ bench-info hz $hz reps $reps scale $scale kernel $(uname -r) cpus $(nproc)"
 
-# Workloads: what bench/work runs, iterations per thread (about 2 s of
-# CPU each under TCG); empty measures a tool's fixed cost (start, stop).
+# Workloads: what bench/work runs, iterations per thread (cpu about 1.4 s
+# of CPU under TCG, mt 1.25 s a thread, mt16 1 s a thread: 32.5 min for
+# the whole run at 1.6 s, 2 s and 2 s); empty measures a tool's fixed cost
+# (start, stop).
 args() {
 	case $1 in
-	cpu) echo "cpu 1 $((1600000000 * scale))" ;;
-	mt) echo "cpu 4 $((400000000 * scale))" ;;
-	mt16) echo "cpu 16 $((100000000 * scale))" ;;
+	cpu) echo "cpu 1 $((1200000000 * scale))" ;;
+	mt) echo "cpu 4 $((250000000 * scale))" ;;
+	mt16) echo "cpu 16 $((50000000 * scale))" ;;
 	sys) echo "sys 1 $((20000 * scale))" ;;
 	empty) echo "cpu 1 0" ;;
 	esac
