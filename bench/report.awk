@@ -35,6 +35,9 @@ function name(t) {
 }
 function f(x, d) { return x == "" ? "" : sprintf("%." d "f", x) }
 function ratio(a, b) { return a == "" || b == "" || b + 0 <= 0 ? "" : a / b }
+# A cost per sample in prose, and " (Nx)" of another where both exist.
+function per_sample(x) { return x == "" ? "below noise" : f(x, 0) " ns" }
+function times(a, b) { return ratio(a, b) == "" ? "" : " (" f(ratio(a, b), 2) "x)" }
 
 /^@@ bench-info / { for (i = 3; i < NF; i += 2) INFO[$i] = $(i + 1) }
 
@@ -224,10 +227,10 @@ END {
 	# Threads and regions: profil.ko at 10 kHz.
 	t1 = MED["profil", "cpu", 10000]; t4 = MED["profil", "mt", 10000]; t16 = MED["profil", "mt16", 10000]
 	print "Cost per sample against threads (profil.ko, 10 kHz; target: flat within 10%): " \
-	      "1 thread " f(t1, 0) " ns, 4 threads " f(t4, 0) " ns (" f(ratio(t4, t1), 2) "x), 16 threads " \
-	      f(t16, 0) " ns (" f(ratio(t16, t1), 2) "x); the null timer: " \
-	      f(MED["null", "cpu", 10000], 0) ", " f(MED["null", "mt", 10000], 0) ", " \
-	      f(MED["null", "mt16", 10000], 0) " ns." > md
+	      "1 thread " per_sample(t1) ", 4 threads " per_sample(t4) times(t4, t1) ", 16 threads " \
+	      per_sample(t16) times(t16, t1) "; the null timer: " \
+	      per_sample(MED["null", "cpu", 10000]) ", " per_sample(MED["null", "mt", 10000]) ", " \
+	      per_sample(MED["null", "mt16", 10000]) "." > md
 	for (i = 1; i <= n; i++) if (T[i] == "regions") {
 		C[i, "cpu"] = kv(i, "cpu_ns"); C[i, "s"] = kv(i, "samples")
 	}
