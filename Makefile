@@ -48,7 +48,7 @@ LIB_HDRS	:= lib/profil-private.h lib/include/profil.h lib/include/mon.h \
 # profil(1)'s subjects: an unmodified program, stripped, static, and its
 # libraries (selftests/cmd_subject.c).
 CMD_SUBJECTS	:= cmd_subject cmd_subject_stripped cmd_subject_static \
-		   libcmd_split.so libcmd_dl.so
+		   cmd_subject_cxx libcmd_split.so libcmd_dl.so
 GMON_SUBJECTS	:= gmon_subject gmon_subject_static gmon_subject_nopie \
 		   gmon_subject_fentry gmon_subject_glibc gmon_subject_setuid
 # The guest's programs, in one place: kselftest programs run as root and as
@@ -220,7 +220,7 @@ $(BUILD)/tools/profil-agent.so: tools/agent.c tools/profile-file.h uapi/linux/pr
 
 $(BUILD)/tools/profil: tools/profil.c tools/report.c tools/profil.h tools/profile-file.h | $(BUILD)/tools
 	$(CC) $(TOOL_CFLAGS) -DAGENT_PATH='"$(LIBDIR)/profil/profil-agent.so"' \
-		$(LDFLAGS) -o $@ tools/profil.c tools/report.c -ldw -lelf
+		$(LDFLAGS) -o $@ tools/profil.c tools/report.c -ldw -lelf -lstdc++
 
 # --- selftests -----------------------------------------------------------
 $(HARNESS_DIR)/kselftest_harness.h:
@@ -270,6 +270,8 @@ $(BUILD)/selftests/cmd_subject_stripped: $(BUILD)/selftests/cmd_subject
 $(BUILD)/selftests/cmd_subject_static: selftests/cmd_subject.c selftests/cmd_split_lib.c selftests/cmd_work.h | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -pthread -static -DCMD_STATIC -o $@ selftests/cmd_subject.c \
 		selftests/cmd_split_lib.c
+$(BUILD)/selftests/cmd_subject_cxx: selftests/cmd_subject_cxx.cc selftests/cmd_work.h | $(BUILD)/selftests
+	$(CXX) $(CFLAGS) -Wall -o $@ $<
 $(BUILD)/selftests/profil_cmd_test: selftests/gmon.h
 
 # The same probe, bound to libprofil three ways (see selftests/probe.c).

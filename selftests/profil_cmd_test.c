@@ -38,9 +38,20 @@ struct prof {
 	char header[4096];
 };
 
+/* The next field of a CSV line, unquoted ("a ""b"", c" is a "b", c). */
 static char *field(char **s)
 {
-	return strsep(s, ",") ?: "";
+	char *f = *s, *r, *w;
+
+	if (!f)
+		return "";
+	if (*f != '"')
+		return strsep(s, ",") ?: "";
+	for (r = w = f + 1; *r && (*r != '"' || r[1] == '"'); r++)
+		*w++ = *r == '"' ? *r++ : *r;
+	*s = *r && r[1] == ',' ? r + 2 : NULL;
+	*w = '\0';
+	return f + 1;
 }
 
 /* profil's CSV at @path: '#' lines into header, rows into rows. */
@@ -326,6 +337,27 @@ TEST_F(cmd, children_left_alone_without_the_option)
 	EXPECT_EQ(0, samples_of(&self->p, "all", "twenty"));
 	/* 300 ms of fifty, less the tenth of it spent reading the clock. */
 	EXPECT_LT(200, samples_of(&self->p, "all", "fifty"));
+}
+
+/* C++ names as the source spells them; a comma in one, quoted in the CSV. */
+TEST_F(cmd, cxx_names_demangled)
+{
+	const struct prow *top;
+	unsigned long heavy, run;
+
+	ASSERT_EQ(0, RUN(NULL, "cmd_subject_cxx", "1000", NULL))
+		TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	top = top_row(&self->p, "all");
+	ASSERT_NE(NULL, top) TH_LOG("%s", self->p.header);
+	EXPECT_STREQ("cxx::heavy(unsigned long, int)", top->function);
+	EXPECT_NE(NULL, strstr(top->object, "cmd_subject_cxx"));
+	heavy = samples_of(&self->p, "all", "cxx::heavy(unsigned long, int)");
+	run = samples_of(&self->p, "all", "cxx::worker<int>::run(unsigned long)");
+	EXPECT_LT(0, run);
+	/* 2:1 by construction. */
+	EXPECT_NEAR(66.7, 100.0 * heavy / (heavy + run + !(heavy + run)), CMD_TOL)
+		TH_LOG("heavy %lu, run %lu", heavy, run);
 }
 
 TEST_F(cmd, stripped_program_by_its_dynamic_symbols)

@@ -222,6 +222,29 @@ static Dwfl *sym_open(const struct profile_file_hdr *h)
 	return d;
 }
 
+/* libstdc++'s demangler (the Itanium C++ ABI's), as elfutils' tools use it. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/*
+ * A C++ (Itanium ABI) symbol as its source spells it, "ns::f(int, long)";
+ * any other name as it is.  The result lives until the next call.
+ */
+static const char *demangle(const char *name)
+{
+	static char *buf;
+	static size_t len;
+	char *s;
+	int status;
+
+	if (strncmp(name, "_Z", 2))
+		return name;
+	s = __cxa_demangle(name, buf, &len, &status);
+	if (!s || status)
+		return name;
+	buf = s;
+	return s;
+}
+
 /* The function at @pc, and with @src its "file:line" in @line. */
 static const char *sym_name(Dwfl *d, uint64_t pc, int src, char *line,
 			    size_t len)
@@ -241,7 +264,7 @@ static const char *sym_name(Dwfl *d, uint64_t pc, int src, char *line,
 	file = l ? dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL) : NULL;
 	if (file)
 		snprintf(line, len, "%s:%d", basename(file), lineno);
-	return name ?: "[unknown]";
+	return name ? demangle(name) : "[unknown]";
 }
 
 /* --- rows -------------------------------------------------------------- */
