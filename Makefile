@@ -39,7 +39,7 @@ NO_LTO_SRCS	:= lib/profil.c lib/gmon.c lib/sprofil.c
 GENREGS_SRCS	:= lib/gmon.c
 LIB_OBJS	:= $(LIB_SRCS:.c=.o) $(LIB_ASRCS:.S=.o)
 LIB_SOBJS	:= $(LIB_SRCS:.c=.os) $(LIB_ASRCS:.S=.os)
-LIB_HDRS	:= lib/profil-private.h lib/include/profil.h lib/include/mon.h \
+LIB_HDRS	:= lib/profil-private.h lib/gmon-bsd.h lib/include/profil.h lib/include/mon.h \
 		   lib/include/pcsample.h \
 		   uapi/linux/profil.h
 
@@ -218,7 +218,7 @@ $(BUILD)/tools/profil-agent.so: tools/agent.c tools/profile-file.h uapi/linux/pr
 	$(CC) $(TOOL_CFLAGS) -fPIC -fvisibility=hidden -shared $(LDFLAGS) \
 		-o $@ $< -pthread -Wl,-z,defs
 
-$(BUILD)/tools/profil: tools/profil.c tools/report.c tools/profil.h tools/profile-file.h | $(BUILD)/tools
+$(BUILD)/tools/profil: tools/profil.c tools/report.c tools/profil.h tools/profile-file.h lib/gmon-bsd.h | $(BUILD)/tools
 	$(CC) $(TOOL_CFLAGS) -DAGENT_PATH='"$(LIBDIR)/profil/profil-agent.so"' \
 		$(LDFLAGS) -o $@ tools/profil.c tools/report.c -ldw -lelf -lstdc++
 

@@ -46,21 +46,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gmon-bsd.h"
 #include "profil-private.h"
 #include "mon.h"
 
-/* gprof's 4.4BSD header, for a 64-bit target (binutils gprof/gmon_io.c). */
-struct gmon_hdr {
-	uint64_t lowpc;
-	uint64_t highpc;
-	uint32_t ncnt;		/* bytes of this header and the histogram */
-	uint32_t version;	/* GMON_VERSION */
-	uint32_t profrate;	/* samples per second */
-	uint32_t dropped;	/* ours (a spare): calls not recorded, */
-	uint32_t spare[2];	/* the arc table being full */
-};
-
-#define GMON_VERSION		0x00051879
 #define GMON_TEXT_PER_BIN	4	/* bytes of text per 16-bit bin */
 #define GMON_SCALE		0x8000	/* the same, in profil()'s terms */
 #define GMON_ARCS_MIN		50	/* arcs: 2% of the text, as glibc */

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/gmon-bsd.h"
 #include "profil.h"
 
 /* Samples of one function (and source line) in one object and process. */
@@ -647,25 +648,14 @@ static const struct profile_file_region *gmon_region(const struct report *r,
 	return NULL;
 }
 
-/* The 4.4BSD gmon.out header, as libprofil's gmon runtime writes it. */
-struct gmon_bsd_hdr {
-	uint64_t lowpc, highpc;
-	uint32_t ncnt;		/* bytes of this header and the histogram */
-	uint32_t version;
-	uint32_t profrate;
-	uint32_t spare[3];
-};
-
-#define GMON_BSD_VERSION	0x00051879
-
 static int gmon_write(const struct report *r,
 		      const struct profile_file_region *t, const uint64_t *sum)
 {
-	struct gmon_bsd_hdr h = {
+	struct gmon_hdr h = {
 		.lowpc = t->start - t->bias,
 		.highpc = t->start - t->bias + ((uint64_t)t->nr_bins << t->shift),
 		.ncnt = sizeof(h) + t->nr_bins * sizeof(uint16_t),
-		.version = GMON_BSD_VERSION,
+		.version = GMON_VERSION,
 		.profrate = r->rate,
 	};
 	uint32_t i;
