@@ -498,7 +498,7 @@ __attribute__((destructor)) static void agent_end(void)
 
 /*
  * dlopen() as the program calls it: when it brought new objects, arm
- * again over all of them, at the bin size in use.
+ * again over all of them, from 4-byte bins as the first arm did.
  */
 __attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
 {
