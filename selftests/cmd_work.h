@@ -41,16 +41,11 @@ static inline uint64_t cmd_cpu_ns(void)
 static inline __attribute__((always_inline)) uint64_t
 cmd_churn_until(uint64_t until)
 {
-	unsigned long x = until, n;
 	uint64_t now;
 
 	/* A unit between two looks at the clock: a tenth of the time in them. */
-	while ((now = cmd_cpu_ns()) < until) {
-		for (n = 0; n < CMD_UNIT; n++) {
-			x = x * 6364136223846793005UL + 1442695040888963407UL;
-			__asm__ volatile("" : "+r"(x));
-		}
-	}
+	while ((now = cmd_cpu_ns()) < until)
+		cmd_churn(1);
 	return now;
 }
 
