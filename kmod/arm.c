@@ -57,9 +57,11 @@ struct profil_arm *profil_arm_alloc(u32 nr_regions)
 
 /*
  * A new, unpinned arm with @src's configuration, for inheritance at fork:
- * called in the child, whose output it becomes.
+ * called in the child, whose output it becomes, in @dir (referenced by the
+ * caller, taken when the child was forked).
  */
-struct profil_arm *profil_arm_clone(const struct profil_arm *src)
+struct profil_arm *profil_arm_clone(const struct profil_arm *src,
+				    struct file *dir)
 {
 	struct profil_arm *arm = profil_arm_alloc(src->nr_all);
 	const struct profil_kregion *s = src->regions;
@@ -82,20 +84,48 @@ struct profil_arm *profil_arm_clone(const struct profil_arm *src)
 	}
 	if (src->overflow)
 		arm->overflow = &arm->regions[src->overflow - src->regions];
-	if (profil_index_build(arm) || profil_output_clone(arm, src)) {
+	if (profil_index_build(arm) || profil_output_clone(arm, src, dir)) {
 		profil_arm_put(arm);
 		return NULL;
 	}
 	return arm;
 }
 
+/* No tick runs with @arm any more: only RCU readers may still look. */
+static void profil_arm_free(struct profil_arm *arm)
+{
+	profil_output_free(arm->out);
+	kvfree(arm->index);
+	kvfree(arm->spans);
+	kvfree_rcu(arm, rcu);
+}
+
 void profil_arm_put(struct profil_arm *arm)
 {
-	if (!refcount_dec_and_test(&arm->ref))
-		return;
+	if (refcount_dec_and_test(&arm->ref))
+		profil_arm_free(arm);
+}
+
+static void profil_arm_free_rcu(struct rcu_head *rcu)
+{
+	struct profil_arm *arm = container_of(rcu, struct profil_arm, rcu);
+
+	/* vfree() and fput() defer themselves from here (softirq). */
 	profil_output_free(arm->out);
-	kvfree(arm->index);	/* only the tick reads it: no tick runs now */
-	kvfree_rcu(arm, rcu);
+	kvfree(arm->index);
+	kvfree(arm->spans);
+	kvfree(arm);
+}
+
+/*
+ * Drop a reference with preemption off (the fork probe), where kvfree()
+ * may not sleep: the last one frees from RCU.  Module exit waits for these
+ * callbacks (rcu_barrier()).
+ */
+void profil_arm_put_atomic(struct profil_arm *arm)
+{
+	if (refcount_dec_and_test(&arm->ref))
+		call_rcu(&arm->rcu, profil_arm_free_rcu);
 }
 
 /**
@@ -139,7 +169,7 @@ static void profil_arm_fault(struct profil_arm *arm, bool sync)
 /**
  * profil_arm_invalidated - an invalidation may take pages of @arm away
  * @arm: the arm the notifier belongs to
- * @mni: the region's notifier
+ * @mni: the span's notifier
  * @cur_seq: the sequence the invalidation brings
  * @blockable: the invalidation may sleep
  */
@@ -170,13 +200,13 @@ void profil_arm_invalidated(struct profil_arm *arm,
 void profil_arm_fault_in(struct profil_arm *arm)
 {
 	struct page *pages[PROFIL_LOOKUP_BATCH];
-	struct profil_kregion *r;
+	struct profil_span *s;
 	unsigned long addr, left;
 	long n;
 
-	profil_for_each_region(arm, r) {
-		addr = profil_region_start(r);
-		left = profil_region_pages(r);
+	profil_for_each_span(arm, s) {
+		addr = s->start;
+		left = s->nr_pages;
 		while (left) {
 			n = min_t(unsigned long, left, ARRAY_SIZE(pages));
 			n = get_user_pages_unlocked(addr, n, pages,
@@ -208,22 +238,22 @@ static enum profil_place profil_addr_place(unsigned long addr)
 	return writable ? PROFIL_PENDING : PROFIL_GONE;
 }
 
-/* Are @r's pinned pages what current->mm maps, writable, at its address? */
-static enum profil_place profil_region_mapped(const struct profil_kregion *r)
+/* Are @s's pinned pages what current->mm maps, writable, at its address? */
+static enum profil_place profil_span_mapped(const struct profil_span *s)
 {
 	struct page *pages[PROFIL_LOOKUP_BATCH];
-	unsigned long i = 0, addr = profil_region_start(r);
+	unsigned long i = 0, addr = s->start;
 	int n, j;
 	bool same = true;
 
-	while (same && i < r->nr_pages) {
-		n = min_t(unsigned long, r->nr_pages - i, ARRAY_SIZE(pages));
+	while (same && i < s->nr_pages) {
+		n = min_t(unsigned long, s->nr_pages - i, ARRAY_SIZE(pages));
 		n = get_user_pages_fast(addr + (i << PAGE_SHIFT), n,
 					FOLL_WRITE | FOLL_NOFAULT, pages);
 		if (n <= 0)
 			return profil_addr_place(addr + (i << PAGE_SHIFT));
 		for (j = 0; j < n; j++)
-			same &= pages[j] == r->pages[i + j];
+			same &= pages[j] == s->pages[i + j];
 		release_pages(pages, n);
 		i += n;
 	}
@@ -233,10 +263,10 @@ static enum profil_place profil_region_mapped(const struct profil_kregion *r)
 static enum profil_place profil_regions_mapped(struct profil_arm *arm)
 {
 	enum profil_place place;
-	struct profil_kregion *r;
+	struct profil_span *s;
 
-	profil_for_each_region(arm, r) {
-		place = profil_region_mapped(r);
+	profil_for_each_span(arm, s) {
+		place = profil_span_mapped(s);
 		if (place != PROFIL_IN_PLACE)
 			return place;
 	}

@@ -2,11 +2,17 @@
 /*
  * Accounting, pinning, kernel mapping and watching of histogram regions.
  *
- * Every page a region covers is pinned with FOLL_WRITE | FOLL_LONGTERM at
- * setup and mapped with vmap(), so that the tick can add to a bin from hard
- * irq context without touching the user page tables.  The pins taken here
- * are released only by profil_regions_unpin(), which the session calls once
- * every event of the arm is gone.
+ * Every page the regions of an arm cover is pinned with FOLL_WRITE |
+ * FOLL_LONGTERM at setup and mapped with vmap(), so that the tick can add
+ * to a bin from hard irq context without touching the user page tables.
+ * Pages are taken once per arm, however many regions cover them: the
+ * regions' page runs are merged into spans (struct profil_span), each
+ * pinned, mapped and watched once, and each region's bins point into its
+ * span's mapping.  So the pins, the vmap space and the notifiers of an
+ * arm are bounded by the distinct pages charged to RLIMIT_MEMLOCK, not
+ * by the number of regions.  The pins taken here are released only by
+ * profil_regions_unpin(), once every event of the arm is gone (by the
+ * write of its profile file, if it has one: write.c).
  *
  * Buffers live in anonymous, shmem or hugetlbfs memory.  A MAP_SHARED
  * mapping of any other file is refused with -EFAULT, on every kernel: a
@@ -24,7 +30,7 @@
  * arm cover is charged once, and a re-arm is charged net of the arm it
  * replaces.
  *
- * The interval notifier on each region's pages hands invalidations to
+ * The interval notifier on each span hands invalidations to
  * arm.c, but for those known to leave the same pages mapped writable:
  * fork's copy-on-write protection (MMU_NOTIFY_PROTECTION_PAGE; pinned pages
  * are copied for the child, the parent's stay writable), soft-dirty
@@ -51,12 +57,12 @@ static unsigned long profil_region_bytes(const struct profil_kregion *r)
 	return r->nbins << profil_bin_shift(r->flags);
 }
 
-unsigned long profil_region_start(const struct profil_kregion *r)
+static unsigned long profil_region_start(const struct profil_kregion *r)
 {
 	return r->uaddr & PAGE_MASK;
 }
 
-unsigned long profil_region_pages(const struct profil_kregion *r)
+static unsigned long profil_region_pages(const struct profil_kregion *r)
 {
 	if (!r->nbins)
 		return 0;
@@ -64,18 +70,21 @@ unsigned long profil_region_pages(const struct profil_kregion *r)
 		profil_region_start(r)) >> PAGE_SHIFT;
 }
 
+static unsigned long profil_span_end(const struct profil_span *s)
+{
+	return s->start + (s->nr_pages << PAGE_SHIFT);
+}
+
 /*
- * Is every page of @r within @range still in a VM_WRITE vma?  For
+ * Is every page of @s within @range still in a VM_WRITE vma?  For
  * MMU_NOTIFY_PROTECTION_VMA only, whose callers (mprotect, NUMA hinting,
  * userfaultfd) hold mmap_lock and have set the new vm_flags already.
  */
 static bool profil_range_writable(const struct mmu_notifier_range *range,
-				  const struct profil_kregion *r)
+				  const struct profil_span *s)
 {
-	unsigned long start = profil_region_start(r);
-	unsigned long addr = max(range->start, start);
-	unsigned long end = min(range->end,
-				start + (profil_region_pages(r) << PAGE_SHIFT));
+	unsigned long addr = max(range->start, s->start);
+	unsigned long end = min(range->end, profil_span_end(s));
 	struct vm_area_struct *vma;
 
 	while (addr < end) {
@@ -88,133 +97,127 @@ static bool profil_range_writable(const struct mmu_notifier_range *range,
 }
 
 static bool profil_range_keeps_pages(const struct mmu_notifier_range *range,
-				     const struct profil_kregion *r)
+				     const struct profil_span *s)
 {
 	switch (range->event) {
 	case MMU_NOTIFY_PROTECTION_PAGE:
 	case MMU_NOTIFY_SOFT_DIRTY:
 		return true;
 	case MMU_NOTIFY_PROTECTION_VMA:
-		return profil_range_writable(range, r);
+		return profil_range_writable(range, s);
 	default:
 		return false;
 	}
 }
 
-static bool profil_region_invalidate(struct mmu_interval_notifier *mni,
-				     const struct mmu_notifier_range *range,
-				     unsigned long cur_seq)
+static bool profil_span_invalidate(struct mmu_interval_notifier *mni,
+				   const struct mmu_notifier_range *range,
+				   unsigned long cur_seq)
 {
-	struct profil_kregion *r = container_of(mni, struct profil_kregion,
-						mni);
+	struct profil_span *s = container_of(mni, struct profil_span, mni);
 
 	/* The mm is going away: ->release stops the arm right after. */
 	if (range->event == MMU_NOTIFY_RELEASE)
 		return true;
-	if (profil_range_keeps_pages(range, r))
+	if (profil_range_keeps_pages(range, s))
 		return true;
-	profil_arm_invalidated(r->arm, mni, cur_seq,
+	profil_arm_invalidated(s->arm, mni, cur_seq,
 			       mmu_notifier_range_blockable(range));
 	return true;
 }
 
 static const struct mmu_interval_notifier_ops profil_mni_ops = {
-	.invalidate = profil_region_invalidate,
+	.invalidate = profil_span_invalidate,
 };
 
-static void profil_region_unpin(struct profil_kregion *r)
+static void profil_span_unpin(struct profil_span *s)
 {
-	if (!r->pages)
+	if (!s->pages)
 		return;
-	vunmap(r->vbase);
-	unpin_user_pages_dirty_lock(r->pages, r->nr_pages, true);
-	kvfree(r->pages);
-	r->pages = NULL;
-	r->vbase = NULL;
-	r->bins = NULL;
+	vunmap(s->vbase);
+	unpin_user_pages_dirty_lock(s->pages, s->nr_pages, true);
+	kvfree(s->pages);
+	s->pages = NULL;
+	s->vbase = NULL;
 }
 
-static int profil_region_pin(struct profil_kregion *r)
+static int profil_span_pin(struct profil_span *s)
 {
-	unsigned long nr = profil_region_pages(r);
 	long pinned;
 	int ret;
 
-	if (!nr)
-		return 0;
-	r->pages = kvmalloc_array(nr, sizeof(*r->pages), GFP_KERNEL_ACCOUNT);
-	if (!r->pages)
+	s->pages = kvmalloc_array(s->nr_pages, sizeof(*s->pages),
+				  GFP_KERNEL_ACCOUNT);
+	if (!s->pages)
 		return -ENOMEM;
 
-	pinned = pin_user_pages_fast(profil_region_start(r), nr,
-				     FOLL_WRITE | FOLL_LONGTERM, r->pages);
-	if (pinned != nr) {
+	pinned = pin_user_pages_fast(s->start, s->nr_pages,
+				     FOLL_WRITE | FOLL_LONGTERM, s->pages);
+	if (pinned != s->nr_pages) {
 		/* A partial pin is undone; any hole or RO page is -EFAULT. */
 		if (pinned > 0)
-			unpin_user_pages(r->pages, pinned);
+			unpin_user_pages(s->pages, pinned);
 		ret = pinned < 0 ? pinned : -EFAULT;
 		goto err_free;
 	}
 
-	r->vbase = vmap(r->pages, nr, VM_MAP, PAGE_KERNEL);
-	if (!r->vbase) {
-		unpin_user_pages(r->pages, nr);
+	s->vbase = vmap(s->pages, s->nr_pages, VM_MAP, PAGE_KERNEL);
+	if (!s->vbase) {
+		unpin_user_pages(s->pages, s->nr_pages);
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	r->nr_pages = nr;
-	r->bins = r->vbase + offset_in_page(r->uaddr);
 	return 0;
 
 err_free:
-	kvfree(r->pages);
-	r->pages = NULL;
+	kvfree(s->pages);
+	s->pages = NULL;
 	return ret;
 }
 
-static int profil_region_watch(struct profil_kregion *r, struct profil_arm *arm)
+static int profil_span_watch(struct profil_span *s, struct profil_arm *arm)
 {
-	unsigned long nr = profil_region_pages(r);
 	int ret;
 
-	r->arm = arm;
-	if (!nr)
-		return 0;
-	ret = mmu_interval_notifier_insert(&r->mni, arm->sess->mn.mm,
-					   profil_region_start(r),
-					   nr << PAGE_SHIFT, &profil_mni_ops);
+	s->arm = arm;
+	ret = mmu_interval_notifier_insert(&s->mni, arm->sess->mn.mm, s->start,
+					   s->nr_pages << PAGE_SHIFT,
+					   &profil_mni_ops);
 	if (ret)
 		return ret;
-	r->mni_on = true;
+	s->mni_on = true;
 	return 0;
 }
 
 static void profil_regions_unpin_pages(struct profil_arm *arm)
 {
 	struct profil_kregion *r;
+	struct profil_span *s;
 
+	profil_for_each_span(arm, s)
+		profil_span_unpin(s);
 	profil_for_each_region(arm, r)
-		profil_region_unpin(r);
+		r->bins = NULL;
 }
 
 /* Record the notifiers' sequence before looking the pages up. */
 void profil_regions_read_begin(struct profil_arm *arm)
 {
-	struct profil_kregion *r;
+	struct profil_span *s;
 
-	profil_for_each_region(arm, r)
-		if (r->mni_on)
-			r->mni_seq = mmu_interval_read_begin(&r->mni);
+	profil_for_each_span(arm, s)
+		if (s->mni_on)
+			s->mni_seq = mmu_interval_read_begin(&s->mni);
 }
 
 /* No invalidation since profil_regions_read_begin()?  Under @fault_lock. */
 bool profil_regions_unchanged(struct profil_arm *arm)
 {
-	struct profil_kregion *r;
+	struct profil_span *s;
 
 	lockdep_assert_held(&arm->fault_lock);
-	profil_for_each_region(arm, r)
-		if (r->mni_on && mmu_interval_read_retry(&r->mni, r->mni_seq))
+	profil_for_each_span(arm, s)
+		if (s->mni_on && mmu_interval_read_retry(&s->mni, s->mni_seq))
 			return false;
 	return true;
 }
@@ -233,11 +236,10 @@ static bool profil_vma_pinnable(struct vm_area_struct *vma)
 	return shmem_mapping(file->f_mapping) || is_vm_hugetlb_page(vma);
 }
 
-static int profil_region_check_vmas(const struct profil_kregion *r,
-				    struct mm_struct *mm)
+static int profil_span_check_vmas(const struct profil_span *s,
+				  struct mm_struct *mm)
 {
-	unsigned long addr = profil_region_start(r);
-	unsigned long end = addr + (profil_region_pages(r) << PAGE_SHIFT);
+	unsigned long addr = s->start, end = profil_span_end(s);
 	struct vm_area_struct *vma;
 
 	while (addr < end) {
@@ -249,21 +251,51 @@ static int profil_region_check_vmas(const struct profil_kregion *r,
 	return 0;
 }
 
+/* The span that holds user address @addr (it has one). */
+static struct profil_span *profil_span_of(struct profil_arm *arm,
+					  unsigned long addr)
+{
+	u32 lo = 0, hi = arm->nr_spans, mid;
+
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (arm->spans[mid].start <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &arm->spans[lo];
+}
+
+/* Point every region's bins into the mapping of its span. */
+static void profil_regions_map(struct profil_arm *arm)
+{
+	struct profil_kregion *r;
+	struct profil_span *s;
+
+	profil_for_each_region(arm, r) {
+		if (!profil_region_pages(r))
+			continue;
+		s = profil_span_of(arm, r->uaddr);
+		r->bins = s->vbase + (r->uaddr - s->start);
+	}
+}
+
 /*
- * Check the mappings, then pin every region; nothing stays pinned on
+ * Check the mappings, then pin every span; nothing stays pinned on
  * failure.  A mapping changed between the check and the pin moves a
  * notifier's sequence on, and the caller starts over.
  */
 static int profil_regions_pin_pages(struct profil_arm *arm)
 {
 	struct mm_struct *mm = arm->sess->mn.mm;
-	struct profil_kregion *r;
+	struct profil_span *s;
 	int ret = 0;
 
 	profil_regions_read_begin(arm);
 	mmap_read_lock(mm);
-	profil_for_each_region(arm, r) {
-		ret = profil_region_check_vmas(r, mm);
+	profil_for_each_span(arm, s) {
+		ret = profil_span_check_vmas(s, mm);
 		if (ret)
 			break;
 	}
@@ -271,19 +303,16 @@ static int profil_regions_pin_pages(struct profil_arm *arm)
 	if (ret)
 		return ret;
 
-	profil_for_each_region(arm, r) {
-		ret = profil_region_pin(r);
+	profil_for_each_span(arm, s) {
+		ret = profil_span_pin(s);
 		if (ret) {
 			profil_regions_unpin_pages(arm);
 			return ret;
 		}
 	}
+	profil_regions_map(arm);
 	return 0;
 }
-
-struct profil_span {
-	unsigned long start, end;	/* pages */
-};
 
 static int profil_span_cmp(const void *a, const void *b)
 {
@@ -294,32 +323,43 @@ static int profil_span_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* Pages the regions of @arm cover, each page counted once. */
-static long profil_regions_distinct_pages(struct profil_arm *arm)
+/*
+ * Make @arm's spans: the pages its regions cover, each page in one span,
+ * overlapping and touching runs merged.  Return: the pages, or -ENOMEM.
+ */
+static long profil_spans_build(struct profil_arm *arm)
 {
 	struct profil_kregion *r;
 	struct profil_span *sp;
-	unsigned long end = 0, total = 0;
+	unsigned long total = 0;
 	u32 i, n = 0;
 
-	sp = kvmalloc_array(arm->nr_all, sizeof(*sp), GFP_KERNEL);
+	sp = kvcalloc(arm->nr_all, sizeof(*sp), GFP_KERNEL_ACCOUNT);
 	if (!sp)
 		return -ENOMEM;
 	profil_for_each_region(arm, r) {
 		if (!profil_region_pages(r))
 			continue;
-		sp[n].start = profil_region_start(r) >> PAGE_SHIFT;
-		sp[n].end = sp[n].start + profil_region_pages(r);
+		sp[n].start = profil_region_start(r);
+		sp[n].nr_pages = profil_region_pages(r);
 		n++;
 	}
 	sort(sp, n, sizeof(*sp), profil_span_cmp, NULL);
 	for (i = 0; i < n; i++) {
-		if (sp[i].end <= end)
+		struct profil_span *last = arm->nr_spans ?
+					   &sp[arm->nr_spans - 1] : NULL;
+
+		if (last && sp[i].start <= profil_span_end(last)) {
+			if (profil_span_end(&sp[i]) > profil_span_end(last))
+				last->nr_pages = (profil_span_end(&sp[i]) -
+						  last->start) >> PAGE_SHIFT;
 			continue;
-		total += sp[i].end - max(sp[i].start, end);
-		end = sp[i].end;
+		}
+		sp[arm->nr_spans++] = sp[i];
 	}
-	kvfree(sp);
+	for (i = 0; i < arm->nr_spans; i++)
+		total += sp[i].nr_pages;
+	arm->spans = sp;
 	return total;
 }
 
@@ -333,7 +373,8 @@ static int profil_charge(struct profil_arm *arm, unsigned long nr,
 {
 	struct user_struct *user = current_user();
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	bool bound = !capable(CAP_IPC_LOCK);
+	/* noaudit: an unprivileged SETUP is no denial worth a record. */
+	bool bound = !ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK);
 	long cur, new;
 
 	cur = atomic_long_read(&user->locked_vm);
@@ -376,20 +417,20 @@ static void profil_uncharge(struct profil_arm *arm)
  */
 int profil_regions_pin(struct profil_arm *arm, unsigned long credit)
 {
-	struct profil_kregion *r;
+	struct profil_span *s;
 	long total;
 	int ret, tries = 0;
 
 	lockdep_assert_held(&arm->sess->lock);
-	total = profil_regions_distinct_pages(arm);
+	total = profil_spans_build(arm);
 	if (total < 0)
 		return total;
 	ret = profil_charge(arm, total, credit);
 	if (ret)
-		return ret;
+		goto err;
 
-	profil_for_each_region(arm, r) {
-		ret = profil_region_watch(r, arm);
+	profil_for_each_span(arm, s) {
+		ret = profil_span_watch(s, arm);
 		if (ret)
 			goto err;
 	}
@@ -416,23 +457,38 @@ err:
 }
 
 /**
+ * profil_regions_unwatch - remove @arm's interval notifiers
+ * @arm: an arm whose events are all released
+ *
+ * The pins stay: an ended arm's image is written after this (write.c).
+ * May wait for an invalidation in progress, so the caller holds no lock
+ * that profil_span_invalidate() takes.
+ */
+void profil_regions_unwatch(struct profil_arm *arm)
+{
+	struct profil_span *s;
+
+	profil_for_each_span(arm, s) {
+		if (s->mni_on) {
+			mmu_interval_notifier_remove(&s->mni);
+			s->mni_on = false;
+		}
+	}
+}
+
+/**
  * profil_regions_unpin - undo profil_regions_pin()
  * @arm: an arm whose events are all released
  *
- * Safe on a partially set up arm, and from the mm's ->release.  May wait
- * for an invalidation in progress, so the caller holds no lock that
- * profil_region_invalidate() takes.
+ * Safe on a partially set up arm, from the mm's ->release, and from a
+ * writer thread once the arm is unwatched (the mm is held by mmgrab()).
  */
 void profil_regions_unpin(struct profil_arm *arm)
 {
-	struct profil_kregion *r;
-
-	profil_for_each_region(arm, r) {
-		if (r->mni_on) {
-			mmu_interval_notifier_remove(&r->mni);
-			r->mni_on = false;
-		}
-	}
+	profil_regions_unwatch(arm);
 	profil_regions_unpin_pages(arm);
 	profil_uncharge(arm);
+	kvfree(arm->spans);
+	arm->spans = NULL;
+	arm->nr_spans = 0;
 }

@@ -30,13 +30,15 @@
 struct profil_fork {
 	struct callback_head cb;
 	struct profil_arm *arm;	/* the parent's, referenced; config only */
+	struct file *dir;	/* its file's directory, referenced, or NULL */
 	long pc_next;		/* pcsample: the parent's next slot at fork */
 };
 
 static struct tracepoint *profil_fork_tp;
 
 /* In the new child: take over the parent's configuration. */
-static void profil_inherit(const struct profil_arm *parent, long pc_next)
+static void profil_inherit(const struct profil_arm *parent, struct file *dir,
+			   long pc_next)
 {
 	struct profil_session *sess;
 	struct profil_arm *arm;
@@ -46,7 +48,7 @@ static void profil_inherit(const struct profil_arm *parent, long pc_next)
 		return;
 	atomic64_add(div64_u64(current->se.sum_exec_runtime,
 			       parent->period_ns), &sess->cnt.missed);
-	arm = profil_arm_clone(parent);
+	arm = profil_arm_clone(parent, dir);
 	if (arm) {
 		/* The child's copy of the array is filled up to there. */
 		atomic_long_set(&arm->pc_next, pc_next);
@@ -68,7 +70,9 @@ static void profil_fork_run(struct callback_head *cb)
 
 	/* Run from do_exit() instead if the child died first: nothing then. */
 	if (current->mm && !(current->flags & PF_EXITING))
-		profil_inherit(f->arm, f->pc_next);
+		profil_inherit(f->arm, f->dir, f->pc_next);
+	if (f->dir)
+		fput(f->dir);
 	profil_arm_put(f->arm);
 	kfree(f);
 	module_put(THIS_MODULE);
@@ -81,6 +85,7 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 	struct mm_struct *mm = parent->mm;
 	struct profil_arm *arm;
 	struct profil_fork *f;
+	struct file *dir;
 
 	/* Threads, vfork and CLONE_VM children run on the parent's mm. */
 	if (!mm || !child->mm || child->mm == mm ||
@@ -88,6 +93,7 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 		return;
 	rcu_read_lock();
 	arm = profil_arm_get_rcu(mm);
+	dir = arm ? profil_output_dir_get_rcu(arm) : NULL;
 	rcu_read_unlock();
 	if (!arm)
 		return;
@@ -102,6 +108,7 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 	if (!f)
 		goto out_put;
 	f->arm = arm;
+	f->dir = dir;
 	f->pc_next = atomic_long_read(&arm->pc_next);
 	init_task_work(&f->cb, profil_fork_run);
 	/* The session in the hash holds the module: not the last ref. */
@@ -111,7 +118,9 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 	module_put(THIS_MODULE);
 	kfree(f);
 out_put:
-	profil_arm_put(arm);
+	if (dir)
+		fput(dir);
+	profil_arm_put_atomic(arm);
 }
 
 static void profil_find_fork_tp(struct tracepoint *tp, void *priv)

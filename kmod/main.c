@@ -355,12 +355,9 @@ static int __init profil_init(void)
 	ret = profil_sessions_init();
 	if (ret)
 		return ret;
-	ret = profil_output_init();
-	if (ret)
-		goto err_sessions;
 	ret = profil_fork_init();
 	if (ret)
-		goto err_output;
+		goto err_sessions;
 	ret = misc_register(&profil_misc);
 	if (ret)
 		goto err_fork;
@@ -368,19 +365,21 @@ static int __init profil_init(void)
 
 err_fork:
 	profil_fork_exit();
-err_output:
-	profil_output_exit();
 err_sessions:
 	profil_sessions_exit();
 	return ret;
 }
 
+/*
+ * Every session and every write holds a module reference, so none is
+ * left; the arms they freed may still be in RCU callbacks of ours.
+ */
 static void __exit profil_exit(void)
 {
 	misc_deregister(&profil_misc);
 	profil_fork_exit();
 	profil_sessions_exit();
-	profil_output_exit();
+	rcu_barrier();
 }
 
 module_init(profil_init);

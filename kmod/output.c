@@ -6,44 +6,26 @@
  * User space keeps the profile in its file format in one image that the
  * arm pins with its regions (the image is the arm's last kregion, which the
  * tick never counts into).  When the arm ends, with its events gone and
- * its pages still pinned, profil_output_write() writes the image's head and
- * the first records to a file.  Nothing of the image is trusted but one
- * number, the record count, read once and clamped to the capacity.
+ * its pages still pinned, write.c writes the image's head and the first
+ * records to a file.  Nothing of the image is trusted but one number, the
+ * record count, read once and clamped to the capacity.
  *
- * The writing is done by one kernel thread of ours, the caller waiting for
- * it: the caller may be dying of SIGKILL (a fatal signal cuts a write
- * short), may be exec'ing, or may be another task that dropped the last
- * reference to the mm.  The thread has an fs_struct of its own, so it can
- * take the process's umask, and takes the process's credentials for each
- * file, as they were when the process armed (or, for a forked child, took
- * over).  The file is opened in the directory the process named, as one
- * path component, without following a symlink, and only if it is (or
- * becomes) a regular file.
+ * Here: what the arming process said of its file (directory, names,
+ * layout) and who it was then (credentials, seccomp filter, umask), which
+ * write.c checks again when the arm ends.
  */
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
-#include <linux/fs_struct.h>
-#include <linux/kthread.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/threads.h>
 #include <linux/uaccess.h>
 
+#include "compat.h"
 #include "profil_internal.h"
-
-/* The writer thread; its fs_struct is its own (profil_output_init()). */
-static struct kthread_worker *profil_writer;
-
-struct profil_output_job {
-	struct kthread_work work;
-	struct completion done;
-	const struct profil_koutput *out;
-	const void *data;
-	size_t len;
-	int ret;
-};
 
 /*
  * Expand a template of one path component: "%p" is @pid, "%%" is '%'.
@@ -114,6 +96,7 @@ static int profil_output_own(struct profil_koutput *out, const char *tmpl)
 		return PTR_ERR(name);
 	out->name = name;
 	out->cred = get_current_cred();
+	out->seccomp = profil_seccomp_filter(current);
 	out->umask = current_umask();
 	return 0;
 }
@@ -182,8 +165,8 @@ int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
 	if (IS_ERR(tmpl))
 		return PTR_ERR(tmpl);
 	out->child_name = tmpl;
-	/* The child's template is checked now too, expanded once. */
-	name = profil_name_format(tmpl, task_tgid_vnr(current));
+	/* The child's template is checked now, with the longest pid. */
+	name = profil_name_format(tmpl, PID_MAX_LIMIT);
 	if (IS_ERR(name))
 		return PTR_ERR(name);
 	kfree(name);
@@ -204,8 +187,26 @@ int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
 	return 0;
 }
 
-/* @src's output for a forked child, called in the child (inheritance). */
-int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src)
+/*
+ * The directory of @arm's file, referenced, or NULL once its write let it
+ * go (profil_write_finish()).  Under rcu_read_lock(), from any context.
+ */
+struct file *profil_output_dir_get_rcu(const struct profil_arm *arm)
+{
+	struct file *dir;
+
+	if (!arm->out)
+		return NULL;
+	dir = READ_ONCE(arm->out->dir);
+	return dir ? get_file(dir) : NULL;
+}
+
+/*
+ * @src's output for a forked child, in @dir (the caller's reference),
+ * called in the child (inheritance).
+ */
+int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src,
+			struct file *dir)
 {
 	const struct profil_koutput *s = src->out;
 	struct profil_koutput *out;
@@ -221,130 +222,11 @@ int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src)
 	out->head_size = s->head_size;
 	out->nr_recs_max = s->nr_recs_max;
 	out->ctl_offset = s->ctl_offset;
-	out->dir = get_file(s->dir);
+	if (!dir)
+		return -ESRCH;	/* the parent's file was written already */
+	out->dir = get_file(dir);
 	out->child_name = kstrdup(s->child_name, GFP_KERNEL_ACCOUNT);
 	if (!out->child_name)
 		return -ENOMEM;
 	return profil_output_own(out, out->child_name);
-}
-
-/* Open @out's file for writing: a regular file, or a new one. */
-static struct file *profil_output_open(const struct profil_koutput *out)
-{
-	const struct path *dir = &out->dir->f_path;
-	struct file *f;
-	bool regular;
-
-	/* Look first, so that no device or FIFO is ever opened. */
-	f = file_open_root(dir, out->name, O_PATH | O_NOFOLLOW, 0);
-	if (!IS_ERR(f)) {
-		regular = S_ISREG(file_inode(f)->i_mode);
-		fput(f);
-		if (!regular)
-			return ERR_PTR(-EEXIST);
-	} else if (PTR_ERR(f) != -ENOENT) {
-		return f;
-	}
-	f = file_open_root(dir, out->name, O_WRONLY | O_CREAT | O_TRUNC |
-			   O_NOFOLLOW | O_NONBLOCK | O_LARGEFILE, 0666);
-	if (!IS_ERR(f) && !S_ISREG(file_inode(f)->i_mode)) {
-		fput(f);
-		return ERR_PTR(-EEXIST);
-	}
-	return f;
-}
-
-static int profil_output_file(const struct profil_output_job *job)
-{
-	struct file *f = profil_output_open(job->out);
-	size_t done = 0;
-	loff_t pos = 0;
-	ssize_t n;
-
-	if (IS_ERR(f))
-		return PTR_ERR(f);
-	while (done < job->len) {
-		n = kernel_write(f, job->data + done, job->len - done, &pos);
-		if (n <= 0)
-			break;
-		done += n;
-	}
-	fput(f);
-	if (done == job->len)
-		return 0;
-	return n < 0 ? n : -ENOSPC;
-}
-
-/* In the writer thread: as the process, with its umask. */
-static void profil_output_work(struct kthread_work *work)
-{
-	struct profil_output_job *job = container_of(work,
-						     struct profil_output_job,
-						     work);
-	const struct cred *old = override_creds(job->out->cred);
-
-	current->fs->umask = job->out->umask;
-	job->ret = profil_output_file(job);
-	revert_creds(old);
-	complete(&job->done);
-}
-
-/**
- * profil_output_write - write the profile file of an arm that has ended
- * @arm: an arm with an output, its events released, its pages still pinned
- *
- * Waits for the writer thread.
- *
- * Return: 0 or the -errno that kept the file from being written.
- */
-int profil_output_write(struct profil_arm *arm)
-{
-	const struct profil_koutput *out = arm->out;
-	struct profil_output_job job = {
-		.out = out,
-		.data = arm->image->bins,
-	};
-	u64 nr;
-
-	if (!job.data)
-		return -EFAULT;		/* never pinned */
-	nr = min(READ_ONCE(profil_output_ctl(arm)->nr_recs), out->nr_recs_max);
-	job.len = out->head_size + nr * out->rec_size;
-	kthread_init_work(&job.work, profil_output_work);
-	init_completion(&job.done);
-	kthread_queue_work(profil_writer, &job.work);
-	wait_for_completion(&job.done);
-	return job.ret;
-}
-
-static void profil_writer_init_fn(struct kthread_work *work)
-{
-	struct profil_output_job *job = container_of(work,
-						     struct profil_output_job,
-						     work);
-
-	/* A kernel thread shares init's fs_struct: take our own. */
-	job->ret = unshare_fs_struct();
-	complete(&job->done);
-}
-
-int profil_output_init(void)
-{
-	struct profil_output_job job = {};
-
-	profil_writer = kthread_create_worker(0, "profil-writer");
-	if (IS_ERR(profil_writer))
-		return PTR_ERR(profil_writer);
-	kthread_init_work(&job.work, profil_writer_init_fn);
-	init_completion(&job.done);
-	kthread_queue_work(profil_writer, &job.work);
-	wait_for_completion(&job.done);
-	if (job.ret)
-		kthread_destroy_worker(profil_writer);
-	return job.ret;
-}
-
-void profil_output_exit(void)
-{
-	kthread_destroy_worker(profil_writer);
 }

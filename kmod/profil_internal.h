@@ -32,16 +32,26 @@
  *  struct profil_koutput  an arm's profile file: directory, credentials,
  *                         name and the image's layout.  Owned by the arm.
  *
+ *  struct profil_write    the write of an ended arm's profile file (write.c):
+ *                         owns that arm, its pins and its charge from the
+ *                         stop until the file is written; runs on a kernel
+ *                         thread of its own, so that nothing waits for it
+ *                         but the process whose file it is.
+ *
  * Locking, outermost first:
  *
  *  profil_session.lock    a mutex; guards the session's arm pointer and what
  *                         it says of the last stop.  Held to arm (charge, pin,
- *                         start events), to stop (release events, unpin) and
- *                         to settle a fault; STATS takes it only to copy.
+ *                         start events), to stop (release events, hand the
+ *                         arm to its write or unpin it) and to settle a
+ *                         fault; STATS and a finished write take it only to
+ *                         copy.  Nobody waits for a write while holding it.
  *  mmap_lock, perf's      taken under it by pinning, GUP, perf_event_create_
  *  locks                  kernel_counter() and perf_event_release_kernel();
  *                         mmu_interval_notifier_remove() under it waits for
  *                         invalidations in progress.
+ *  profil_writes_lock     a mutex (write.c), under the session lock: the
+ *                         writes in flight per user.
  *  profil_arm.fault_lock  a spinlock, innermost; orders the interval
  *                         notifiers' sequence numbers against the checks that
  *                         make an arm live or resume it (arm.c).
@@ -79,21 +89,33 @@ struct profil_kregion {
 	u32 flags;		/* PROFIL_REGION_* */
 	unsigned long uaddr;	/* user address of bin 0 */
 
-	/* The pinned state, set up by profil_regions_pin() (buffer.c). */
-	struct profil_arm *arm;	/* owner, for the notifier */
+	/* Set by profil_regions_pin() (buffer.c): into its span's mapping. */
 	void *bins;		/* bin 0 through the kernel mapping */
-	void *vbase;		/* vmap() of the pinned pages, or NULL */
-	struct page **pages;	/* pinned with FOLL_LONGTERM */
+};
+
+/*
+ * A run of pages that one or more regions of an arm cover (overlapping or
+ * touching regions share one): pinned, mapped and watched once, however
+ * many regions index into it (buffer.c).
+ */
+struct profil_span {
+	unsigned long start;	/* user address of the first page */
 	unsigned long nr_pages;
-	struct mmu_interval_notifier mni; /* watches the pinned pages */
+	struct profil_arm *arm;	/* owner, for the notifier */
+	struct page **pages;	/* pinned with FOLL_LONGTERM, or NULL */
+	void *vbase;		/* vmap() of @pages */
+	struct mmu_interval_notifier mni; /* watches their addresses */
 	unsigned long mni_seq;	/* mmu_interval_read_begin() at the pin */
 	bool mni_on;		/* @mni inserted */
 };
 
 /* An arm's profile file (output.c); immutable once set up. */
 struct profil_koutput {
-	struct file *dir;		/* the directory, referenced */
-	const struct cred *cred;	/* the file is created as this */
+	struct file *dir;		/* the directory, referenced; let go */
+					/* by the write, after a grace period */
+	const struct cred *cred;	/* the file is created as this, */
+					/* if the process still has it */
+	const void *seccomp;		/* its seccomp filter at arming */
 	umode_t umask;			/* and with this umask */
 	u32 rec_size;			/* the image's layout: */
 	u64 head_size;			/*   struct profil_output */
@@ -141,12 +163,18 @@ struct profil_arm {
 	 */
 	spinlock_t fault_lock;
 	bool live;
+	bool held;			/* a re-arm: the tick counts nothing */
+					/* until the old arm's file is written */
 	atomic_t faulted;
 	unsigned long fault_gp;
 
 	/* PROFIL_MODE_PCSAMPLE: the next slot of regions[0], and full. */
 	atomic_long_t pc_next;
 	atomic_t full;
+
+	/* The pinned pages, by profil_regions_pin(); by address. */
+	struct profil_span *spans;
+	u32 nr_spans;
 
 	/* PROFIL_MODE_HIST: sorted, disjoint, by profil_index_build(). */
 	struct profil_interval *index;
@@ -185,6 +213,27 @@ profil_region_iter_next(struct profil_region_iter *it)
 	for (struct profil_region_iter __it = profil_region_iter(arm);	\
 	     ((r) = profil_region_iter_next(&__it));)
 
+struct profil_span_iter {
+	struct profil_span *next, *end;
+};
+
+static inline struct profil_span_iter profil_span_iter(struct profil_arm *arm)
+{
+	return (struct profil_span_iter){ arm->spans,
+					  arm->spans + arm->nr_spans };
+}
+
+static inline struct profil_span *
+profil_span_iter_next(struct profil_span_iter *it)
+{
+	return it->next < it->end ? it->next++ : NULL;
+}
+
+/* Every span of @arm (none before profil_regions_pin()). */
+#define profil_for_each_span(arm, s)					\
+	for (struct profil_span_iter __sit = profil_span_iter(arm);	\
+	     ((s) = profil_span_iter_next(&__sit));)
+
 /* The control block in @arm's pinned image (it has an output). */
 static inline const struct profil_output_ctl *
 profil_output_ctl(const struct profil_arm *arm)
@@ -213,6 +262,8 @@ struct profil_counters {
 
 struct profil_session {
 	struct mmu_notifier mn;		/* our tie to the mm; holds mmgrab() */
+	refcount_t ref;			/* the notifier's, and one per write */
+					/* in flight (write.c) */
 	struct profil_counters cnt;	/* no lock: atomics */
 	struct rhash_head node;		/* in profil_sessions, by @mm */
 	struct mm_struct *mm;		/* the hash key: @mn.mm */
@@ -230,12 +281,16 @@ struct profil_session {
 	unsigned long settle_since;	/* jiffies: pages pending since, or 0 */
 	bool hashed;			/* in the hash, with a notifier and a */
 					/* module reference of its own */
+	struct pid *owner;		/* tgid of the process that armed or */
+					/* took over last, referenced */
 };
 
 /* arm.c: arms and their fault state */
 struct profil_arm *profil_arm_alloc(u32 nr_regions);
-struct profil_arm *profil_arm_clone(const struct profil_arm *src);
+struct profil_arm *profil_arm_clone(const struct profil_arm *src,
+				    struct file *dir);
 void profil_arm_put(struct profil_arm *arm);
+void profil_arm_put_atomic(struct profil_arm *arm);
 bool profil_arm_go_live(struct profil_arm *arm);
 void profil_arm_invalidated(struct profil_arm *arm,
 			    struct mmu_interval_notifier *mni,
@@ -257,6 +312,7 @@ struct profil_session *profil_session_get(struct mm_struct *mm);
 struct profil_session *profil_session_find(struct mm_struct *mm);
 int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 			 bool inherited);
+void profil_session_put(struct profil_session *sess);
 void profil_session_off(struct profil_session *sess);
 void profil_session_failed(struct profil_session *sess, u32 why);
 void profil_session_stats(struct profil_session *sess,
@@ -266,20 +322,26 @@ void profil_sessions_exit(void);
 
 /* buffer.c: accounting, pinning, mapping and watching of regions */
 int profil_regions_pin(struct profil_arm *arm, unsigned long credit);
+void profil_regions_unwatch(struct profil_arm *arm);
 void profil_regions_unpin(struct profil_arm *arm);
 void profil_regions_read_begin(struct profil_arm *arm);
 bool profil_regions_unchanged(struct profil_arm *arm);
-unsigned long profil_region_start(const struct profil_kregion *r);
-unsigned long profil_region_pages(const struct profil_kregion *r);
 
 /* output.c: profile files */
 int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
 			const void __user *uptr);
-int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src);
-int profil_output_write(struct profil_arm *arm);
+int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src,
+			struct file *dir);
+struct file *profil_output_dir_get_rcu(const struct profil_arm *arm);
 void profil_output_free(struct profil_koutput *out);
-int profil_output_init(void);
-void profil_output_exit(void);
+
+/* write.c: writing the profile file of an ended arm */
+struct profil_write;
+struct profil_write *profil_write_submit(struct profil_session *sess,
+					 struct profil_arm *arm);
+void profil_write_wait(struct profil_write *w);
+void profil_write_wait_later(struct profil_write *w);
+void profil_write_put(struct profil_write *w);
 
 /* tick.c: the sampling events */
 int profil_index_build(struct profil_arm *arm);

@@ -41,9 +41,9 @@
  * The settle work runs on a kernel thread of ours, "profil-settle", not on
  * a system workqueue: its allocations (page faults on the buffer) are then
  * made by one task that fault injection can single out (make-it-fail,
- * fail-nth), as the writer's are ("profil-writer", output.c).  One thread
- * serves every session, one settle at a time; a settle that stops an arm
- * with a profile file waits for the writer, as an exiting process does.
+ * fail-nth).  One thread serves every session, one settle at a time; a
+ * settle that stops an arm with a profile file hands it to its writer
+ * thread and goes on (write.c): no settle waits for a file.
  */
 #include <linux/kthread.h>
 #include <linux/module.h>
@@ -105,34 +105,30 @@ static struct profil_arm *profil_locked_arm(struct profil_session *sess)
 					 lockdep_is_held(&sess->lock));
 }
 
-/* The arm has ended: write its profile file while it is still pinned. */
-static void profil_session_write_locked(struct profil_session *sess,
-					struct profil_arm *arm)
-{
-	int ret = profil_output_write(arm);
-
-	lockdep_assert_held(&sess->lock);
-	sess->write_error = ret;
-	if (!ret)
-		atomic64_inc(&sess->cnt.written);
-}
-
-static void profil_session_stop_locked(struct profil_session *sess, u32 why)
+/*
+ * Stop the running arm.  One with a profile file goes, pinned, to its
+ * write; the caller drops the lock, then waits for it or puts it.
+ * Return: that write, or NULL.
+ */
+static struct profil_write *
+profil_session_stop_locked(struct profil_session *sess, u32 why)
 {
 	struct profil_arm *arm = profil_locked_arm(sess);
 
 	lockdep_assert_held(&sess->lock);
 	if (!arm)
-		return;
+		return NULL;
 	RCU_INIT_POINTER(sess->arm, NULL);
 	sess->stop_reason = why;
 	sess->settle_since = 0;
 	/* Events first: no tick may run once the pins are gone. */
 	profil_events_stop(arm);
+	profil_regions_unwatch(arm);
 	if (arm->out)
-		profil_session_write_locked(sess, arm);
+		return profil_write_submit(sess, arm);
 	profil_regions_unpin(arm);
 	profil_arm_put(arm);
+	return NULL;
 }
 
 /* The running arm if it is faulted, referenced, or NULL. */
@@ -153,13 +149,15 @@ static struct profil_arm *profil_session_faulted(struct profil_session *sess)
 /* A pcsample arm whose array filled up stops here (the tick cannot). */
 static void profil_session_stop_full(struct profil_session *sess)
 {
+	struct profil_write *w = NULL;
 	struct profil_arm *arm;
 
 	mutex_lock(&sess->lock);
 	arm = profil_locked_arm(sess);
 	if (arm && atomic_read(&arm->full))
-		profil_session_stop_locked(sess, PROFIL_STOP_FULL);
+		w = profil_session_stop_locked(sess, PROFIL_STOP_FULL);
 	mutex_unlock(&sess->lock);
+	profil_write_put(w);	/* (a pcsample arm has no file) */
 }
 
 /*
@@ -179,7 +177,8 @@ void profil_session_kick(struct profil_session *sess)
  * it.  Return: true to look again later.
  */
 static bool profil_session_decide_locked(struct profil_session *sess,
-					 struct profil_arm *arm)
+					 struct profil_arm *arm,
+					 struct profil_write **w)
 {
 	enum profil_place place = profil_arm_in_place_locked(arm);
 
@@ -193,7 +192,7 @@ static bool profil_session_decide_locked(struct profil_session *sess,
 	}
 	sess->settle_since = 0;
 	if (place != PROFIL_IN_PLACE)
-		profil_session_stop_locked(sess, PROFIL_STOP_FAULT);
+		*w = profil_session_stop_locked(sess, PROFIL_STOP_FAULT);
 	return false;
 }
 
@@ -203,13 +202,15 @@ static bool profil_session_decide_locked(struct profil_session *sess,
  *	by the tick that found the array full, or by itself to look again
  *
  * Borrows the mm (a worker has none) to fault the pages in, with no lock
- * held, then checks them under the session lock (arm.c).
+ * held, then checks them under the session lock (arm.c).  A file of an arm
+ * it stops is written on, not waited for.
  */
 static void profil_session_settle(struct kthread_work *work)
 {
 	struct profil_session *sess = container_of(work, struct profil_session,
 						   settle_work.work);
 	struct mm_struct *mm = sess->mn.mm;
+	struct profil_write *w = NULL;
 	struct profil_arm *arm;
 	bool again = false;
 
@@ -224,8 +225,9 @@ static void profil_session_settle(struct kthread_work *work)
 		mutex_lock(&sess->lock);
 		if (arm == profil_locked_arm(sess) &&
 		    atomic_read(&arm->faulted))
-			again = profil_session_decide_locked(sess, arm);
+			again = profil_session_decide_locked(sess, arm, &w);
 		mutex_unlock(&sess->lock);
+		profil_write_put(w);
 		profil_arm_put(arm);
 	}
 	kthread_unuse_mm(mm);
@@ -243,32 +245,50 @@ static struct mmu_notifier *profil_mn_alloc(struct mm_struct *mm)
 	sess = kzalloc(sizeof(*sess), GFP_KERNEL_ACCOUNT);
 	if (!sess)
 		return ERR_PTR(-ENOMEM);
+	refcount_set(&sess->ref, 1);
 	mutex_init(&sess->lock);
 	kthread_init_delayed_work(&sess->settle_work, profil_session_settle);
 	return &sess->mn;
 }
 
-static void profil_mn_free(struct mmu_notifier *mn)
+/* Drop a reference: the notifier's (->free_notifier) or a write's. */
+void profil_session_put(struct profil_session *sess)
 {
-	struct profil_session *sess = container_of(mn, struct profil_session,
-						   mn);
-
+	if (!refcount_dec_and_test(&sess->ref))
+		return;
+	put_pid(sess->owner);
 	mutex_destroy(&sess->lock);
 	/* A lookup under RCU may still be looking at it. */
 	kfree_rcu(sess, rcu);
+}
+
+static void profil_mn_free(struct mmu_notifier *mn)
+{
+	profil_session_put(container_of(mn, struct profil_session, mn));
 }
 
 static void profil_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
 {
 	struct profil_session *sess = container_of(mn, struct profil_session,
 						   mn);
-	bool hashed;
+	struct profil_write *w;
+	bool hashed, own;
 
 	mutex_lock(&sess->lock);
-	profil_session_stop_locked(sess, PROFIL_STOP_NONE);
+	w = profil_session_stop_locked(sess, PROFIL_STOP_NONE);
 	hashed = sess->hashed;
 	sess->hashed = false;
+	own = task_tgid(current) == sess->owner;
 	mutex_unlock(&sess->lock);
+	/*
+	 * Inside the notifiers' SRCU section, at exec under exec_update_lock:
+	 * the process (not another task that let go of the mm last) waits
+	 * for its file later, holding nothing (write.c).
+	 */
+	if (own)
+		profil_write_wait_later(w);
+	else
+		profil_write_put(w);
 	/* No arm is left to fault, so nothing can queue the work again. */
 	kthread_cancel_delayed_work_sync(&sess->settle_work);
 	if (!hashed)
@@ -361,6 +381,18 @@ static unsigned long profil_session_credit_locked(struct profil_session *sess)
 	return old && old->user == current_user() ? old->charged : 0;
 }
 
+/* The caller's process owns the session from now on (write.c). */
+static void profil_session_own_locked(struct profil_session *sess)
+{
+	struct pid *tgid = task_tgid(current);
+
+	lockdep_assert_held(&sess->lock);
+	if (sess->owner == tgid)
+		return;
+	put_pid(sess->owner);
+	sess->owner = get_pid(tgid);
+}
+
 /**
  * profil_session_start - make @arm the running arm of @sess
  * @sess: the caller's session
@@ -376,10 +408,17 @@ static unsigned long profil_session_credit_locked(struct profil_session *sess)
 int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 			 bool inherited)
 {
+	struct profil_write *w = NULL;
+	struct profil_arm *old;
+	bool held;
 	int ret;
 
 	arm->sess = sess;
 	mutex_lock(&sess->lock);
+	/* The old arm's file is written before the new arm counts. */
+	old = profil_locked_arm(sess);
+	held = old && old->out;
+	arm->held = held;
 	ret = profil_regions_pin(arm, profil_session_credit_locked(sess));
 	if (ret)
 		goto out;
@@ -392,8 +431,9 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 	 * Replaced: the session runs on, so its stop_reason stays NONE and
 	 * PROFIL_STOP_REPLACED is never reported (see the uapi header).
 	 */
-	profil_session_stop_locked(sess, PROFIL_STOP_NONE);
+	w = profil_session_stop_locked(sess, PROFIL_STOP_NONE);
 	rcu_assign_pointer(sess->arm, arm);
+	profil_session_own_locked(sess);
 	sess->rate = arm->rate;
 	sess->period_ns = arm->period_ns;
 	sess->stop_reason = PROFIL_STOP_NONE;
@@ -402,16 +442,26 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 	/* A fault since the arm went live found it not running yet. */
 	if (atomic_read(&arm->faulted) || atomic_read(&arm->full))
 		profil_session_kick(sess);
+	if (held)
+		refcount_inc(&arm->ref);
 out:
 	mutex_unlock(&sess->lock);
+	if (!ret && held) {
+		profil_write_wait(w);
+		WRITE_ONCE(arm->held, false);
+		profil_arm_put(arm);
+	}
 	return ret;
 }
 
 void profil_session_off(struct profil_session *sess)
 {
+	struct profil_write *w;
+
 	mutex_lock(&sess->lock);
-	profil_session_stop_locked(sess, PROFIL_STOP_USER);
+	w = profil_session_stop_locked(sess, PROFIL_STOP_USER);
 	mutex_unlock(&sess->lock);
+	profil_write_wait(w);
 }
 
 /* Record why a session that never started is off (a failed inheritance). */

@@ -256,11 +256,12 @@ static notrace void profil_tick(struct perf_event *event,
 	 * Nowhere to count: an io_uring worker of the process, the window
 	 * between exec's switch of mm and remove_on_exec, or a buffer that
 	 * an invalidation may have taken from the process, until the
-	 * recheck (profil_arm_fault(), profil_regions_recheck()).
+	 * recheck (profil_arm_fault(), profil_regions_recheck()), or a
+	 * re-arm whose old file is being written (profil_session_start()).
 	 */
 	if (unlikely(current->mm != arm->sess->mn.mm ||
 		     (current->flags & (PF_KTHREAD | PF_IO_WORKER)) ||
-		     atomic_read(&arm->faulted))) {
+		     atomic_read(&arm->faulted) || READ_ONCE(arm->held))) {
 		atomic64_add(n, &arm->sess->cnt.missed);
 		return;
 	}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # guest-modules.sh KVER DIR: copy the kernel modules the tests' filesystems
-# need (loop.ko, and ext4.ko with its dependencies and the crc32c it asks
-# the crypto API for, for an ext2 image) from
+# need (loop.ko, ext4.ko with its dependencies and the crc32c it asks
+# the crypto API for, for an ext2 image, and fuse.ko for writer_test) from
 # Debian's /lib/modules/KVER into DIR, uncompressed, with DIR/order listing
 # them in the order insmod takes them.  A module the kernel builds in, or
 # does not have, is left out: the tests that need it skip.
@@ -11,7 +11,7 @@ mods=/lib/modules/$kver
 mkdir -p "$dir"
 : > "$dir/order"
 [ -r "$mods/modules.dep" ] || exit 0	# a kernel of our own: built in
-for want in loop crc32c_generic ext4; do
+for want in loop crc32c_generic ext4 fuse; do
 	line=$(grep -E "/$want\.ko(\.xz|\.zst)?:" "$mods/modules.dep" || true)
 	[ -n "$line" ] || continue
 	# modules.dep: "mod: dep1 dep2 ..." with the deepest dependency last.

@@ -94,15 +94,16 @@ struct profil_setup {
  * The file is head + the first min(ctl.nr_recs, nr_recs_max) records;
  * ctl.nr_recs is read once, and nothing else in the image is interpreted.
  * It is created in the directory 'dirfd' names (an fd of any kind on a
- * directory, O_PATH included; the kernel keeps its own reference), as
- * regular file 'name', with the credentials and umask the process had
- * when it armed (a forked child: when it took over), mode 0666 & ~umask,
- * truncated if it exists, never through a symlink or into anything but a
- * regular file.  'name' and 'child_name' are templates of one path
- * component in which "%p" stands for the process ID and "%%" for '%';
- * 'name' is used by the process that armed, 'child_name' by every forked
- * descendant that inherits the arm.  While ctl.enable is 0 the tick counts
- * nothing (struct profil_stats.paused).
+ * directory, O_PATH included; the kernel keeps its own reference), as a
+ * new regular file 'name' (what is at the name is unlinked first, and
+ * nothing but a file just created is ever opened), with the credentials
+ * and umask the process had when it armed (a forked child: when it took
+ * over), and only while it still has those credentials and is dumpable
+ * (profil(4), SECURITY); mode 0666 & ~umask.  'name' and 'child_name' are
+ * templates of one path component in which "%p" stands for the process ID
+ * and "%%" for '%'; 'name' is used by the process that armed,
+ * 'child_name' by every forked descendant that inherits the arm.  While
+ * ctl.enable is 0 the tick counts nothing (struct profil_stats.paused).
  */
 struct profil_output {
 	__u32 size;		/* sizeof(struct profil_output) */

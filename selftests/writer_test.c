@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The profile writer against a hostile local user (struct profil_output;
+ * SECURITY in profil(4)): nobody waits for a file under a lock others
+ * need, a write that never completes delays only its owner, a file is
+ * written only with the credentials the process still has, only ever into
+ * a file just made, charged to the process (RLIMIT_FSIZE, memory cgroup),
+ * and a re-arm's old file holds nothing of the new arm.
+ */
+#define _GNU_SOURCE
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <linux/filter.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+
+#include "common.h"
+#include "kselftest_harness.h"
+
+#define PARAM		"/sys/module/profil/parameters/"
+#define HARDLINKS	"/proc/sys/fs/protected_hardlinks"
+#define IMG_HEAD	(4 * 4096)	/* written as it is; bins at its end */
+#define IMG_REC		16
+#define IMG_MAX		16
+#define IMG_CTL		(IMG_HEAD + IMG_REC * IMG_MAX)
+#define IMG_SIZE	(IMG_CTL + 4096)
+
+FIXTURE(writer) {
+	char dir[64];
+	int dirfd;
+	unsigned char *img;
+	struct profil_output_ctl *ctl;
+	struct profil_region r;
+	struct profil_output o;
+	struct profil_setup s;
+	long long pins0;
+};
+
+/* Bin @i from the end of the head: 1 is the arm's, 2 a second arm's. */
+static uint16_t *head_bin(FIXTURE_DATA(writer) *self, int i)
+{
+	return (uint16_t *)(self->img + IMG_HEAD) - i;
+}
+
+FIXTURE_SETUP(writer)
+{
+	REQUIRE_MODULE();
+	self->pins0 = pins_held();
+	strcpy(self->dir, "/tmp/writerXXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, chmod(self->dir, 0755));
+	self->dirfd = open(self->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_LE(0, self->dirfd);
+	self->img = mmap(NULL, IMG_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->img);
+	memset(self->img, 'h', IMG_HEAD - 4);
+	self->ctl = (void *)(self->img + IMG_CTL);
+	self->ctl->enable = 1;
+	self->r = (struct profil_region){
+		.buf = (uintptr_t)head_bin(self, 1), .bufsize = 2,
+		.flags = PROFIL_REGION_OVERFLOW,
+	};
+	self->o = (struct profil_output){
+		.size = sizeof(self->o), .dirfd = self->dirfd,
+		.rec_size = IMG_REC, .image = (uintptr_t)self->img,
+		.image_size = IMG_SIZE, .head_size = IMG_HEAD,
+		.nr_recs_max = IMG_MAX, .ctl_offset = IMG_CTL,
+		.name = (uintptr_t)"w.%p", .child_name = (uintptr_t)"k.%p",
+	};
+	self->s = (struct profil_setup){
+		.size = sizeof(self->s), .rate = RATE, .nr_regions = 1,
+		.region_size = sizeof(self->r), .regions = (uintptr_t)&self->r,
+		.output = (uintptr_t)&self->o,
+	};
+}
+
+FIXTURE_TEARDOWN(writer)
+{
+	char cmd[128];
+
+	dev_ioctl(PROFIL_IOC_OFF, NULL);
+	close(self->dirfd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
+	if (system(cmd))
+		TH_LOG("could not remove %s", self->dir);
+	EXPECT_PINS(self->pins0);
+}
+
+/* The names in @dir, but . and .., or -1. */
+static int dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* stat() of DIR/NAME with %d as @pid; -1 if there is none. */
+static int stat_pid(const char *dir, const char *fmt, pid_t pid,
+		    struct stat *st)
+{
+	char name[64], path[256];
+
+	snprintf(name, sizeof(name), fmt, (int)pid);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, st);
+}
+
+/* Wait for @pid; its exit status, or 128 + the signal. */
+static int wait_status(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+				   128 + WTERMSIG(status);
+}
+
+/* In a child: after OFF, was the file refused with @err and not written? */
+static int off_refused(int err)
+{
+	struct profil_stats st;
+
+	if (dev_ioctl(PROFIL_IOC_OFF, NULL))
+		return 10;
+	st = get_stats();
+	if (st.written)
+		return 11;
+	return st.write_error == -err ? 0 : 12;
+}
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int write_param(const char *name, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), PARAM "%s", name);
+	return write_file(path, val);
+}
+
+static long read_long(const char *path)
+{
+	char buf[32] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atol(buf) : -1;
+}
+
+/*
+ * The exec deadlock of the old writer: a file named "mem" in /proc/self.
+ * The writer must never open it (it would wait for the exec'ing task's
+ * exec_update_lock while the exec waited for the writer): the exec goes
+ * on, and another process's file is still written afterwards.
+ */
+TEST_F_TIMEOUT(writer, exec_with_proc_pid_mem_as_the_file_goes_on, 120)
+{
+	struct stat st;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		self->o.dirfd = open("/proc/self", O_PATH | O_DIRECTORY);
+		self->o.name = (uintptr_t)"mem";
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(3);
+		spin_cpu(spin_a, 20 * 1000000ULL);
+		execl("/bin/sh", "sh", "-c", "exit 7", (char *)NULL);
+		_exit(4);
+	}
+	ASSERT_EQ(7, wait_status(pid));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(3);
+		spin_cpu(spin_a, 20 * 1000000ULL);
+		_exit(0);
+	}
+	ASSERT_EQ(0, wait_status(pid));
+	ASSERT_EQ(0, stat_pid(self->dir, "w.%d", pid, &st));
+	EXPECT_EQ(IMG_HEAD, st.st_size);
+}
+
+/*
+ * A directory on a FUSE server that reads nothing and answers nothing:
+ * every write there hangs until the connection is aborted.  The owner's
+ * OFF and exit wait write_wait_ms and go on; the writes in flight count
+ * against writes_per_user; nobody else's file, STATS or exit waits; rmmod
+ * is refused, not blocked; once the server dies, everything is let go.
+ */
+TEST_F_TIMEOUT(writer, a_fuse_server_that_never_answers_delays_only_its_owner,
+	       300)
+{
+	char mnt[] = "/tmp/fuseXXXXXX", opts[128];
+	long ref0, ref;
+	int fuse, fd, i;
+	struct stat st;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "mounting FUSE needs root");
+	fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fuse < 0)
+		SKIP(return, "no /dev/fuse in this kernel");
+	ASSERT_NE(NULL, mkdtemp(mnt));
+	snprintf(opts, sizeof(opts),
+		 "fd=%d,rootmode=40000,user_id=0,group_id=0", fuse);
+	ASSERT_EQ(0, mount("profil-silent", mnt, "fuse", MS_NOSUID | MS_NODEV,
+			   opts)) {
+		TH_LOG("mount: %s", strerror(errno));
+	}
+	fd = open(mnt, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ref0 = read_long("/sys/module/profil/refcnt");
+	ASSERT_EQ(0, write_param("write_wait_ms", "1000"));
+	ASSERT_EQ(0, write_param("writes_per_user", "2"));
+
+	/* Two files that hang: one at OFF, one at exit.  Both owners go on. */
+	self->o.dirfd = fd;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(fuse);
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(3);
+		_exit(off_refused(0));	/* still in flight: no error yet */
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(fuse);
+		_exit(dev_ioctl(PROFIL_IOC_SETUP, &self->s) ? 3 : 0);
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	/* A third is past the bound: not written, said at once. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(fuse);
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(3);
+		_exit(off_refused(EBUSY));
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	ref = read_long("/sys/module/profil/refcnt");
+	EXPECT_EQ(ref0 + 2, ref);
+	EXPECT_EQ(-1, syscall(SYS_delete_module, "profil", O_NONBLOCK));
+
+	/* Another user's file is written, its STATS and exit unhindered. */
+	ASSERT_EQ(0, chmod(self->dir, 0777));
+	self->o.dirfd = self->dirfd;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct profil_stats st;
+
+		close(fuse);
+		/* Dumpable again after the drop, as a login would be. */
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534) ||
+		    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) ||
+		    dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(3);
+		spin_cpu(spin_a, 10 * 1000000ULL);
+		if (dev_ioctl(PROFIL_IOC_OFF, NULL))
+			_exit(4);
+		st = get_stats();
+		_exit(st.written == 1 && !st.write_error ? 0 : 5);
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	EXPECT_EQ(0, stat_pid(self->dir, "w.%d", pid, &st));
+
+	/* The server dies: the hung writes end, their references go. */
+	close(fd);
+	close(fuse);
+	EXPECT_EQ(0, umount2(mnt, MNT_DETACH));
+	for (i = 0; i < 3000; i++) {
+		ref = read_long("/sys/module/profil/refcnt");
+		if (ref == ref0)
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(ref0, ref);
+	write_param("write_wait_ms", "10000");
+	write_param("writes_per_user", "8");
+	rmdir(mnt);
+}
+
+/*
+ * Root arms into a directory only root may write, then drops to nobody:
+ * the process is no longer who armed (and not dumpable), so no file.
+ */
+TEST_F(writer, root_dropping_to_nobody_after_arming_gets_no_file)
+{
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "a drop from root needs root");
+	ASSERT_EQ(0, chmod(self->dir, 0700));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(3);
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(4);
+		spin_cpu(spin_a, 10 * 1000000ULL);
+		_exit(off_refused(EACCES));
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	EXPECT_EQ(0, dir_entries(self->dir));
+}
+
+/* The same drop, ended by exit instead of OFF. */
+TEST_F(writer, root_dropping_to_nobody_then_exiting_gets_no_file)
+{
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "a drop from root needs root");
+	ASSERT_EQ(0, chmod(self->dir, 0700));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(3);
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(4);
+		_exit(0);
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	EXPECT_EQ(0, dir_entries(self->dir));
+}
+
+/* A Landlock domain that forbids making files, entered after arming. */
+TEST_F(writer, a_landlock_domain_entered_after_arming_gets_no_file)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct landlock_ruleset_attr attr = {
+			.handled_access_fs = LANDLOCK_ACCESS_FS_MAKE_REG,
+		};
+		int rs;
+
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(3);
+		rs = syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr),
+			     0);
+		if (rs < 0)
+			_exit(errno == ENOSYS || errno == EOPNOTSUPP ? 42 : 4);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    syscall(SYS_landlock_restrict_self, rs, 0))
+			_exit(5);
+		_exit(off_refused(EPERM));
+	}
+	status = wait_status(pid);
+	if (status == 42)
+		SKIP(return, "no Landlock in this kernel");
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, dir_entries(self->dir));
+}
+
+/* A seccomp filter (any filter) installed after arming. */
+TEST_F(writer, a_seccomp_filter_installed_after_arming_gets_no_file)
+{
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = { .len = 1, .filter = &allow };
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(3);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+			_exit(4);
+		_exit(off_refused(EPERM));
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	EXPECT_EQ(0, dir_entries(self->dir));
+}
+
+/*
+ * A hard link planted at the name (as root, to another user's file, with
+ * fs.protected_hardlinks=0) is unlinked, never truncated or written.
+ */
+TEST_F(writer, a_hard_link_at_the_name_is_not_truncated)
+{
+	char victim[128], link_at[128], buf[16] = "";
+	struct stat st, vst;
+	int fd;
+
+	snprintf(victim, sizeof(victim), "%s/victim", self->dir);
+	snprintf(link_at, sizeof(link_at), "%s/w.%d", self->dir, getpid());
+	fd = open(victim, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(9, write(fd, "precious\n", 9));
+	close(fd);
+	if (!geteuid()) {
+		ASSERT_EQ(0, chown(victim, 65534, 65534));
+		ASSERT_EQ(0, write_file(HARDLINKS, "0"));
+	}
+	ASSERT_EQ(0, link(victim, link_at));
+	if (!geteuid())
+		write_file(HARDLINKS, "1");
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+	spin_cpu(spin_a, 10 * 1000000ULL);
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+	EXPECT_EQ(1, get_stats().written);
+	fd = open(victim, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(9, read(fd, buf, sizeof(buf)));
+	close(fd);
+	EXPECT_STREQ("precious\n", buf);
+	ASSERT_EQ(0, stat(victim, &vst));
+	ASSERT_EQ(0, stat(link_at, &st));
+	EXPECT_EQ(1, vst.st_nlink);
+	EXPECT_EQ(1, st.st_nlink);
+	EXPECT_NE(vst.st_ino, st.st_ino);
+	EXPECT_EQ(IMG_HEAD, st.st_size);
+	EXPECT_EQ(geteuid(), st.st_uid);
+}
+
+/* RLIMIT_FSIZE: the file stops at the limit, and says why. */
+TEST_F(writer, rlimit_fsize_bounds_the_file)
+{
+	struct stat st;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct rlimit rl = { 4096, 4096 };
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s) ||
+		    setrlimit(RLIMIT_FSIZE, &rl))
+			_exit(3);
+		_exit(off_refused(EFBIG));
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	ASSERT_EQ(0, stat_pid(self->dir, "w.%d", pid, &st));
+	EXPECT_EQ(4096, st.st_size);
+}
+
+struct spinner {
+	volatile int stop;
+	pthread_t t;
+};
+
+static void *spin_thread(void *arg)
+{
+	struct spinner *sp = arg;
+
+	spin_a(&sp->stop);
+	return NULL;
+}
+
+/*
+ * A re-arm over the same image: the old arm's file holds nothing the new
+ * arm counted, even with another thread running through the switch.  The
+ * new arm counts into a bin of its own in the head, which must be 0 in the
+ * old file and counting afterwards.
+ */
+TEST_F(writer, a_re_arm_writes_the_old_file_before_the_new_arm_counts)
+{
+	struct profil_region r2 = self->r;
+	struct profil_output o2 = self->o;
+	struct profil_setup s2 = self->s;
+	struct spinner sp = { 0 };
+	char path[128];
+	unsigned char *got;
+	struct stat st;
+	int fd, round;
+
+	r2.buf = (uintptr_t)head_bin(self, 2);
+	s2.regions = (uintptr_t)&r2;
+	s2.output = (uintptr_t)&o2;
+	o2.name = (uintptr_t)"second.%p";
+	got = malloc(IMG_HEAD);
+	ASSERT_NE(NULL, got);
+	ASSERT_EQ(0, pthread_create(&sp.t, NULL, spin_thread, &sp));
+	for (round = 0; round < 20; round++) {
+		*head_bin(self, 1) = 0;
+		*head_bin(self, 2) = 0;
+		ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+		spin_cpu(spin_a, 5 * 1000000ULL);
+		ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &s2));
+		ASSERT_EQ(0, stat_pid(self->dir, "w.%d", getpid(), &st));
+		ASSERT_EQ(IMG_HEAD, st.st_size);
+		snprintf(path, sizeof(path), "%s/w.%d", self->dir, getpid());
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(IMG_HEAD, read(fd, got, IMG_HEAD));
+		close(fd);
+		EXPECT_LT(0, ((uint16_t *)(got + IMG_HEAD))[-1]);
+		ASSERT_EQ(0, ((uint16_t *)(got + IMG_HEAD))[-2]) {
+			TH_LOG("round %d: the old file has %u samples of the new arm",
+			       round, ((uint16_t *)(got + IMG_HEAD))[-2]);
+		}
+		spin_cpu(spin_a, 5 * 1000000ULL);
+		EXPECT_LT(0, *head_bin(self, 2));
+		ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+	}
+	sp.stop = 1;
+	pthread_join(sp.t, NULL);
+	free(got);
+}
+
+/*
+ * The memory cgroup: the files' page cache (tmpfs here) is charged to the
+ * cgroup of the process whose files they are, not to the root.  Its
+ * memory.current counts them once the process is gone (its own memory is
+ * uncharged then): four files of 1 MiB.
+ */
+#define BIG_HEAD	(1 << 20)
+TEST_F_TIMEOUT(writer, the_files_are_charged_to_the_process_memory_cgroup, 120)
+{
+	char cg[] = "/tmp/cgXXXXXX", grp[128], path[160], shm[] =
+		"/tmp/shmXXXXXX";
+	unsigned char *big;
+	long cur;
+	FILE *f;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "a cgroup of its own needs root");
+	ASSERT_NE(NULL, mkdtemp(cg));
+	if (mount("cgroup2", cg, "cgroup2", 0, NULL)) {
+		rmdir(cg);
+		SKIP(return, "no cgroup2: %s", strerror(errno));
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", cg);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fputs("+memory", f);
+	if (fclose(f)) {
+		umount(cg);
+		rmdir(cg);
+		SKIP(return, "no memory controller");
+	}
+	snprintf(grp, sizeof(grp), "%s/profil", cg);
+	ASSERT_EQ(0, mkdir(grp, 0755));
+	ASSERT_NE(NULL, mkdtemp(shm));
+	ASSERT_EQ(0, mount("tmpfs", shm, "tmpfs", 0, "size=64m"));
+	ASSERT_EQ(0, chmod(shm, 0755));
+	big = mmap(NULL, BIG_HEAD + 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, big);
+	memset(big, 'b', BIG_HEAD);
+	self->o.image = (uintptr_t)big;
+	self->o.image_size = BIG_HEAD + 4096;
+	self->o.head_size = BIG_HEAD;
+	self->o.nr_recs_max = 0;
+	self->o.ctl_offset = BIG_HEAD;
+	((struct profil_output_ctl *)(big + BIG_HEAD))->enable = 1;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", grp);
+		f = fopen(path, "w");
+		if (!f || fprintf(f, "%d", getpid()) < 0 || fclose(f))
+			_exit(3);
+		self->o.dirfd = open(shm, O_PATH | O_DIRECTORY);
+		for (int i = 0; i < 4; i++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "f%d", i);
+			self->o.name = (uintptr_t)name;
+			if (dev_ioctl(PROFIL_IOC_SETUP, &self->s) ||
+			    dev_ioctl(PROFIL_IOC_OFF, NULL))
+				_exit(4);
+		}
+		_exit(get_stats().written == 4 ? 0 : 5);
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	snprintf(path, sizeof(path), "%s/memory.current", grp);
+	cur = read_long(path);
+	EXPECT_LE(4L * BIG_HEAD, cur);
+	munmap(big, BIG_HEAD + 4096);
+	EXPECT_EQ(0, umount(shm));
+	rmdir(shm);
+	EXPECT_EQ(0, rmdir(grp));
+	umount(cg);
+	rmdir(cg);
+}
+
+/*
+ * Pins: one per distinct page of an arm, however many regions cover it.
+ * 1024 regions over one 8 MiB buffer, under an 8 MiB RLIMIT_MEMLOCK
+ * without CAP_IPC_LOCK: armed with 2048 pins (one per page), not 2
+ * million, and VmPin says 8 MiB.
+ */
+#define MANY		PROFIL_MAX_REGIONS
+#define MANY_BYTES	(8UL << 20)
+
+TEST(many_regions_over_one_buffer_pin_each_page_once)
+{
+	long long pins0, pins;
+	pid_t pid;
+	int status;
+
+	pins0 = pins_held();
+	if (pins0 < 0)
+		SKIP(return, "the pins held cannot be read exactly here");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct rlimit rl = { MANY_BYTES, MANY_BYTES };
+		struct profil_region *r = calloc(MANY, sizeof(*r));
+		char *buf = mmap(NULL, MANY_BYTES, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (!r || buf == MAP_FAILED || drop_cap_ipc_lock() ||
+		    setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(2);
+		for (int i = 0; i < MANY; i++)
+			r[i] = (struct profil_region){
+				.buf = (uintptr_t)buf, .bufsize = MANY_BYTES,
+				.offset = (uintptr_t)spin_a - SPIN_PAD + i * 2,
+				.scale = 0x10000,
+			};
+		if (arm_regions(r, MANY, RATE))
+			_exit(3);
+		pins = pins_held() - pins0;
+		/* The page tables of the pin may take a few more. */
+		if (pins < (long long)(MANY_BYTES / 4096) ||
+		    pins > (long long)(MANY_BYTES / 4096) + 16)
+			_exit(4);
+		if (vmpin_kb() != (long)(MANY_BYTES >> 10))
+			_exit(5);
+		spin_cpu(spin_a, 10 * 1000000ULL);
+		_exit(get_stats().samples ? 0 : 6);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_PINS(pins0);
+}
+
+TEST_HARNESS_MAIN
