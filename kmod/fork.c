@@ -31,14 +31,18 @@ struct profil_fork {
 	struct callback_head cb;
 	struct profil_arm *arm;	/* the parent's, referenced; config only */
 	struct file *dir;	/* its file's directory, referenced, or NULL */
-	long pc_next;		/* pcsample: the parent's next slot at fork */
 };
 
 static struct tracepoint *profil_fork_tp;
 
-/* In the new child: take over the parent's configuration. */
-static void profil_inherit(const struct profil_arm *parent, struct file *dir,
-			   long pc_next)
+/*
+ * In the new child: take over the parent's configuration.  Not a pcsample
+ * array: the child's copy of it was made while the parent's other threads
+ * went on storing (slots below the next one may be empty in the copy), and
+ * a MAP_SHARED array would be one array for two writers.  The child's
+ * session says PROFIL_STOP_INHERIT instead (pcsample(2)).
+ */
+static void profil_inherit(const struct profil_arm *parent, struct file *dir)
 {
 	struct profil_session *sess;
 	struct profil_arm *arm;
@@ -46,16 +50,17 @@ static void profil_inherit(const struct profil_arm *parent, struct file *dir,
 	sess = profil_session_get(current->mm);
 	if (IS_ERR(sess))
 		return;
+	if (parent->mode == PROFIL_MODE_PCSAMPLE)
+		goto failed;
 	atomic64_add(div64_u64(current->se.sum_exec_runtime,
 			       parent->period_ns), &sess->cnt.missed);
 	arm = profil_arm_clone(parent, dir);
 	if (arm) {
-		/* The child's copy of the array is filled up to there. */
-		atomic_long_set(&arm->pc_next, pc_next);
 		if (!profil_session_start(sess, arm, true))
 			return;
 		profil_arm_put(arm);
 	}
+failed:
 	profil_session_failed(sess, PROFIL_STOP_INHERIT);
 }
 
@@ -70,7 +75,7 @@ static void profil_fork_run(struct callback_head *cb)
 
 	/* Run from do_exit() instead if the child died first: nothing then. */
 	if (current->mm && !(current->flags & PF_EXITING))
-		profil_inherit(f->arm, f->dir, f->pc_next);
+		profil_inherit(f->arm, f->dir);
 	if (f->dir)
 		fput(f->dir);
 	profil_arm_put(f->arm);
@@ -109,7 +114,6 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 		goto out_put;
 	f->arm = arm;
 	f->dir = dir;
-	f->pc_next = atomic_long_read(&arm->pc_next);
 	init_task_work(&f->cb, profil_fork_run);
 	/* The session in the hash holds the module: not the last ref. */
 	__module_get(THIS_MODULE);

@@ -258,6 +258,7 @@ struct profil_counters {
 	atomic64_t armed;
 	atomic64_t paused;
 	atomic64_t written;
+	atomic_t writing;	/* files being written (write.c) */
 };
 
 struct profil_session {

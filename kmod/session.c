@@ -522,6 +522,7 @@ void profil_session_stats(struct profil_session *sess, struct profil_stats *st)
 	st->armed = atomic64_read(&sess->cnt.armed);
 	st->paused = atomic64_read(&sess->cnt.paused);
 	st->written = atomic64_read(&sess->cnt.written);
+	st->writing = atomic_read(&sess->cnt.writing);
 }
 
 int profil_sessions_init(void)

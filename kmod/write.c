@@ -267,6 +267,7 @@ static void profil_write_finish(struct profil_write *w, int ret)
 	sess->write_error = ret;
 	if (!ret)
 		atomic64_inc(&sess->cnt.written);
+	atomic_dec(&sess->cnt.writing);
 	mutex_unlock(&sess->lock);
 	profil_writes_put(w->uid);
 	complete_all(&w->done);
@@ -377,9 +378,11 @@ static int profil_write_start(struct profil_write *w)
 	/* The session's holds the module: not the last reference. */
 	__module_get(THIS_MODULE);
 	refcount_inc(&w->ref);
+	atomic_inc(&w->sess->cnt.writing);
 	writer = kthread_run(profil_writer, w, "profil-writer");
 	if (!IS_ERR(writer))
 		return 0;
+	atomic_dec(&w->sess->cnt.writing);
 	refcount_dec(&w->ref);
 	module_put(THIS_MODULE);
 	profil_writes_put(w->uid);

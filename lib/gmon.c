@@ -529,7 +529,8 @@ static int gmon_kernel_wrote(void)
 	    __profil_dev_ioctl(PROFIL_IOC_OFF, NULL) ||
 	    __profil_dev_ioctl(PROFIL_IOC_STATS, &after))
 		return 0;
-	if (after.written > before.written)
+	/* Written, or still being written (a slow file system): not ours. */
+	if (after.written > before.written || after.writing)
 		return 1;
 	/*
 	 * Not written now.  The kernel failed (after.write_error): we try

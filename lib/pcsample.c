@@ -11,7 +11,9 @@
  * of the non-zero prefix once the collection has ended.  A full array
  * ends the collection by itself (PROFIL_STOP_FULL); so do a profil() or
  * sprofil() call, which replace it, exec and a fault.  A forked child
- * stores into its own copy, after what the parent had stored.
+ * does not inherit the collection (the kernel does not carry it over,
+ * pcsample(2)): the parent's collection is not the child's to count, and
+ * the child's first call returns 0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +27,7 @@
 static pthread_mutex_t pcsample_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t *pcsample_buf;		/* the running collection's */
 static long pcsample_n;
+static pid_t pcsample_pid;		/* the process it belongs to */
 
 /* PCs stored in @buf: its non-zero prefix, found by bisection. */
 static long pcsample_count(const uintptr_t *buf, long n)
@@ -81,6 +84,7 @@ static long pcsample_start(uintptr_t *samples, long nsamples)
 		return -1;
 	pcsample_buf = samples;
 	pcsample_n = nsamples;
+	pcsample_pid = getpid();
 	return 0;
 }
 
@@ -94,6 +98,8 @@ long pcsample(uintptr_t *samples, long nsamples)
 		return -1;
 	}
 	pthread_mutex_lock(&pcsample_lock);
+	if (pcsample_buf && pcsample_pid != getpid())
+		pcsample_buf = NULL;	/* the parent's, in a forked child */
 	if (pcsample_buf) {
 		/* End it: every PC it will hold is there once this returns. */
 		if (__profil_off()) {

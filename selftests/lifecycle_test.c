@@ -1230,4 +1230,50 @@ LIFE_TEST(churn_hundreds_of_processes_leave_no_pin, 1800)
 	EXPECT_EQ(0, vmpin_kb());
 }
 
+/*
+ * pcsample is not inherited: with the array in MAP_SHARED memory, parent
+ * and child both spinning, the PCs stored are exactly the parent's
+ * samples, and the child's session says PROFIL_STOP_INHERIT.
+ */
+LIFE_TEST(pcsample_array_is_not_inherited_by_a_forked_child, 120)
+{
+	const size_t n = 4096;
+	struct profil_region r;
+	struct profil_setup s;
+	struct profil_stats st;
+	uint64_t *pcs, stored = 0;
+	int status;
+	pid_t pid;
+
+	pcs = mmap(NULL, n * 8, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pcs);
+	r = (struct profil_region){ .buf = (uintptr_t)pcs, .bufsize = n * 8 };
+	s = (struct profil_setup){
+		.size = sizeof(s), .mode = PROFIL_MODE_PCSAMPLE, .rate = RATE,
+		.nr_regions = 1, .region_size = sizeof(r),
+		.regions = (uintptr_t)&r,
+	};
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &s));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		spin_cpu(spin_b, 50 * 1000000ULL);
+		st = get_stats();
+		_exit(st.state == PROFIL_STATE_OFF &&
+		      st.stop_reason == PROFIL_STOP_INHERIT && !st.samples ?
+		      0 : 1);
+	}
+	spin_cpu(spin_a, 50 * 1000000ULL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+	st = get_stats();
+	for (size_t i = 0; i < n; i++)
+		stored += pcs[i] != 0;
+	EXPECT_LT(0, st.samples);
+	EXPECT_EQ(st.samples, stored);
+	munmap(pcs, n * 8);
+}
+
 TEST_HARNESS_MAIN

@@ -1235,7 +1235,7 @@ TEST(abi_stats_sizes_and_pointers)
 	EXPECT_EQ(0, st->samples);
 	EXPECT_EQ(0, st->armed);
 	EXPECT_EQ(0, st->written);
-	EXPECT_EQ(0, st->reserved);
+	EXPECT_EQ(0, st->writing);
 	EXPECT_EQ(0xcc, big[PROFIL_STATS_SIZE_VER1]);
 	EXPECT_EQ(0xcc, big[sizeof(big) - 1]);
 	/* A program built against the first header gets the first 64. */

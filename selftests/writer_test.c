@@ -253,7 +253,8 @@ TEST_F_TIMEOUT(writer, a_fuse_server_that_never_answers_delays_only_its_owner,
 		close(fuse);
 		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
 			_exit(3);
-		_exit(off_refused(0));	/* still in flight: no error yet */
+		/* OFF waited write_wait_ms: still being written. */
+		_exit(off_refused(0) ? 4 : get_stats().writing == 1 ? 0 : 5);
 	}
 	EXPECT_EQ(0, wait_status(pid));
 	pid = fork();

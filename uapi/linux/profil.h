@@ -143,6 +143,7 @@ struct profil_output_ctl {
 #define PROFIL_STOP_FAULT	3 /* the buffer was unmapped or invalidated */
 #define PROFIL_STOP_FULL	4 /* pcsample buffer full */
 #define PROFIL_STOP_INHERIT	5 /* a forked child could not take over */
+				  /* (or a pcsample array: not inherited) */
 
 /*
  * PROFIL_IOC_STATS argument.  Counters cover the life of the process's
@@ -166,7 +167,8 @@ struct profil_stats {
 	__aligned_u64 paused;	/* samples while profil_output_ctl.enable was 0 */
 	__aligned_u64 written;	/* profile files written (struct profil_output) */
 	__s32 write_error;	/* -errno of the last failed file, 0 if none */
-	__u32 reserved;
+	__u32 writing;		/* profile files being written now (an */
+				/* output field, 0 from kernels before it) */
 };
 
 #define PROFIL_STATS_SIZE_VER0	64 /* first published struct profil_stats */
