@@ -320,49 +320,38 @@ TEST_F_TIMEOUT(writer, a_fuse_server_that_never_answers_delays_only_its_owner,
 
 /*
  * Root arms into a directory only root may write, then drops to nobody:
- * the process is no longer who armed (and not dumpable), so no file.
+ * the process is no longer who armed (and not dumpable), so no file,
+ * whether OFF (which says -EACCES) or the exit ends the session.
  */
+static int arm_then_drop_to_nobody(FIXTURE_DATA(writer) *self, int by_off)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid < 0 ? -1 : wait_status(pid);
+	if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+		_exit(3);
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		_exit(4);
+	spin_cpu(spin_a, 10 * 1000000ULL);
+	_exit(by_off ? off_refused(EACCES) : 0);
+}
+
 TEST_F(writer, root_dropping_to_nobody_after_arming_gets_no_file)
 {
-	pid_t pid;
-
 	if (geteuid())
 		SKIP(return, "a drop from root needs root");
 	ASSERT_EQ(0, chmod(self->dir, 0700));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
-			_exit(3);
-		if (setresgid(65534, 65534, 65534) ||
-		    setresuid(65534, 65534, 65534))
-			_exit(4);
-		spin_cpu(spin_a, 10 * 1000000ULL);
-		_exit(off_refused(EACCES));
-	}
-	EXPECT_EQ(0, wait_status(pid));
+	EXPECT_EQ(0, arm_then_drop_to_nobody(self, 1));
 	EXPECT_EQ(0, dir_entries(self->dir));
 }
 
-/* The same drop, ended by exit instead of OFF. */
 TEST_F(writer, root_dropping_to_nobody_then_exiting_gets_no_file)
 {
-	pid_t pid;
-
 	if (geteuid())
 		SKIP(return, "a drop from root needs root");
 	ASSERT_EQ(0, chmod(self->dir, 0700));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
-			_exit(3);
-		if (setresgid(65534, 65534, 65534) ||
-		    setresuid(65534, 65534, 65534))
-			_exit(4);
-		_exit(0);
-	}
-	EXPECT_EQ(0, wait_status(pid));
+	EXPECT_EQ(0, arm_then_drop_to_nobody(self, 0));
 	EXPECT_EQ(0, dir_entries(self->dir));
 }
 
