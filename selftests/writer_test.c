@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <dirent.h>
 #include <linux/filter.h>
+#include <linux/fuse.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -315,6 +316,161 @@ TEST_F_TIMEOUT(writer, a_fuse_server_that_never_answers_delays_only_its_owner,
 	EXPECT_EQ(ref0, ref);
 	write_param("write_wait_ms", "10000");
 	write_param("writes_per_user", "8");
+	rmdir(mnt);
+}
+
+/*
+ * A FUSE server that answers just enough to create and write a file, and
+ * fails every FLUSH (the ->flush of close(2)) with EIO, as NFS, CIFS or
+ * FUSE may report a write error only at close.
+ */
+#define FUSE_BUF	(256 * 1024)
+
+struct fuse_srv {
+	int fd;
+	pthread_t thread;
+	size_t written;		/* bytes of WRITE requests */
+	int flushes;
+};
+
+static void fuse_reply(int fd, uint64_t unique, int error, const void *arg,
+		       size_t len)
+{
+	struct {
+		struct fuse_out_header h;
+		char arg[256];
+	} r = { .h = { .len = sizeof(r.h) + len, .error = error,
+		       .unique = unique } };
+
+	memcpy(r.arg, arg, len);
+	if (write(fd, &r, r.h.len) < 0)
+		perror("fuse reply");
+}
+
+static void fuse_answer(struct fuse_srv *srv, const struct fuse_in_header *in)
+{
+	const void *arg = in + 1;
+	union {
+		struct fuse_init_out init;
+		struct fuse_attr_out attr;
+		struct fuse_write_out write;
+		struct {
+			struct fuse_entry_out e;
+			struct fuse_open_out o;
+		} create;
+	} o;
+
+	memset(&o, 0, sizeof(o));
+	switch (in->opcode) {
+	case FUSE_INIT: {
+		const struct fuse_init_in *ii = arg;
+
+		o.init.major = FUSE_KERNEL_VERSION;
+		o.init.minor = ii->minor < FUSE_KERNEL_MINOR_VERSION ?
+			       ii->minor : FUSE_KERNEL_MINOR_VERSION;
+		o.init.max_readahead = ii->max_readahead;
+		o.init.max_background = 16;
+		o.init.congestion_threshold = 12;
+		o.init.max_write = 65536;
+		o.init.time_gran = 1;
+		fuse_reply(srv->fd, in->unique, 0, &o, sizeof(o.init));
+		return;
+	}
+	case FUSE_GETATTR:
+		o.attr.attr.ino = in->nodeid;
+		o.attr.attr.mode = in->nodeid == FUSE_ROOT_ID ?
+				   S_IFDIR | 0755 : S_IFREG | 0644;
+		o.attr.attr.nlink = 1;
+		fuse_reply(srv->fd, in->unique, 0, &o, sizeof(o.attr));
+		return;
+	case FUSE_CREATE:
+		o.create.e.nodeid = 2;
+		o.create.e.attr.ino = 2;
+		o.create.e.attr.mode = S_IFREG | 0644;
+		o.create.e.attr.nlink = 1;
+		o.create.e.attr.blksize = 4096;
+		o.create.o.fh = 1;
+		fuse_reply(srv->fd, in->unique, 0, &o, sizeof(o.create));
+		return;
+	case FUSE_WRITE:
+		o.write.size = ((const struct fuse_write_in *)arg)->size;
+		srv->written += o.write.size;
+		fuse_reply(srv->fd, in->unique, 0, &o, sizeof(o.write));
+		return;
+	case FUSE_FLUSH:
+		srv->flushes++;
+		fuse_reply(srv->fd, in->unique, -EIO, NULL, 0);
+		return;
+	case FUSE_RELEASE:
+		fuse_reply(srv->fd, in->unique, 0, NULL, 0);
+		return;
+	case FUSE_LOOKUP:
+		fuse_reply(srv->fd, in->unique, -ENOENT, NULL, 0);
+		return;
+	case FUSE_FORGET:
+	case FUSE_BATCH_FORGET:
+		return;		/* no reply */
+	default:
+		fuse_reply(srv->fd, in->unique, -ENOSYS, NULL, 0);
+	}
+}
+
+/* Serve until the file system is unmounted (ENODEV). */
+static void *fuse_serve(void *arg)
+{
+	struct fuse_srv *srv = arg;
+	char *buf = malloc(FUSE_BUF);
+	ssize_t n;
+
+	while (buf) {
+		n = read(srv->fd, buf, FUSE_BUF);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < (ssize_t)sizeof(struct fuse_in_header))
+			break;
+		fuse_answer(srv, (struct fuse_in_header *)buf);
+	}
+	free(buf);
+	return NULL;
+}
+
+/*
+ * The close of the file fails (FLUSH: EIO): the file is not counted as
+ * written, and write_error says why; every byte was written before.
+ */
+TEST_F_TIMEOUT(writer, an_error_at_close_is_an_error, 120)
+{
+	char mnt[] = "/tmp/fuseXXXXXX", opts[160];
+	struct fuse_srv srv = { 0 };
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "mounting FUSE needs root");
+	srv.fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (srv.fd < 0)
+		SKIP(return, "no /dev/fuse in this kernel");
+	ASSERT_NE(NULL, mkdtemp(mnt));
+	snprintf(opts, sizeof(opts),
+		 "fd=%d,rootmode=40755,user_id=0,group_id=0,default_permissions",
+		 srv.fd);
+	ASSERT_EQ(0, mount("profil-flush", mnt, "fuse", MS_NOSUID | MS_NODEV,
+			   opts));
+	ASSERT_EQ(0, pthread_create(&srv.thread, NULL, fuse_serve, &srv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		self->o.dirfd = open(mnt, O_PATH | O_DIRECTORY);
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(3);
+		_exit(off_refused(EIO));
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	EXPECT_EQ(IMG_HEAD, srv.written);
+	EXPECT_LE(1, srv.flushes);
+	EXPECT_EQ(0, umount2(mnt, MNT_DETACH));
+	pthread_cancel(srv.thread);	/* if its read() did not end */
+	pthread_join(srv.thread, NULL);
+	close(srv.fd);
 	rmdir(mnt);
 }
 
