@@ -57,11 +57,11 @@ struct profil_arm *profil_arm_alloc(u32 nr_regions)
 
 /*
  * A new, unpinned arm with @src's configuration, for inheritance at fork:
- * called in the child, whose output it becomes, in @dir (referenced by the
+ * for the child @t, whose output it becomes, in @dir (referenced by the
  * caller, taken when the child was forked).
  */
 struct profil_arm *profil_arm_clone(const struct profil_arm *src,
-				    struct file *dir)
+				    struct file *dir, struct task_struct *t)
 {
 	struct profil_arm *arm = profil_arm_alloc(src->nr_all);
 	const struct profil_kregion *s = src->regions;
@@ -84,7 +84,7 @@ struct profil_arm *profil_arm_clone(const struct profil_arm *src,
 	}
 	if (src->overflow)
 		arm->overflow = &arm->regions[src->overflow - src->regions];
-	if (profil_index_build(arm) || profil_output_clone(arm, src, dir)) {
+	if (profil_index_build(arm) || profil_output_clone(arm, src, dir, t)) {
 		profil_arm_put(arm);
 		return NULL;
 	}

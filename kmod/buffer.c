@@ -141,7 +141,7 @@ static void profil_span_unpin(struct profil_span *s)
 	s->vbase = NULL;
 }
 
-static int profil_span_pin(struct profil_span *s)
+static int profil_span_pin(struct profil_span *s, unsigned int nofault)
 {
 	long pinned;
 	int ret;
@@ -152,7 +152,8 @@ static int profil_span_pin(struct profil_span *s)
 		return -ENOMEM;
 
 	pinned = pin_user_pages_fast(s->start, s->nr_pages,
-				     FOLL_WRITE | FOLL_LONGTERM, s->pages);
+				     FOLL_WRITE | FOLL_LONGTERM | nofault,
+				     s->pages);
 	if (pinned != s->nr_pages) {
 		/* A partial pin is undone; any hole or RO page is -EFAULT. */
 		if (pinned > 0)
@@ -286,7 +287,8 @@ static void profil_regions_map(struct profil_arm *arm)
  * failure.  A mapping changed between the check and the pin moves a
  * notifier's sequence on, and the caller starts over.
  */
-static int profil_regions_pin_pages(struct profil_arm *arm)
+static int profil_regions_pin_pages(struct profil_arm *arm,
+				    unsigned int nofault)
 {
 	struct mm_struct *mm = arm->sess->mn.mm;
 	struct profil_span *s;
@@ -304,7 +306,7 @@ static int profil_regions_pin_pages(struct profil_arm *arm)
 		return ret;
 
 	profil_for_each_span(arm, s) {
-		ret = profil_span_pin(s);
+		ret = profil_span_pin(s, nofault);
 		if (ret) {
 			profil_regions_unpin_pages(arm);
 			return ret;
@@ -364,29 +366,32 @@ static long profil_spans_build(struct profil_arm *arm)
 }
 
 /*
- * Charge @nr pages to the caller's user, counting @credit pages as about
- * to be released (the arm this one replaces).  As io_uring does, but the
- * charge is made with CAP_IPC_LOCK too, only not limited.
+ * Charge @nr pages to the user of @t (the caller, or a forked child taken
+ * over), against @t's RLIMIT_MEMLOCK, counting @credit pages as about to
+ * be released (the arm this one replaces).  As io_uring does, but the
+ * charge is made with CAP_IPC_LOCK too, only not limited.  The arm keeps
+ * the cred whose user it charged (free_uid() is not exported everywhere).
  */
 static int profil_charge(struct profil_arm *arm, unsigned long nr,
-			 unsigned long credit)
+			 unsigned long credit, struct task_struct *t)
 {
-	struct user_struct *user = current_user();
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	const struct cred *cred = get_task_cred(t);
+	atomic_long_t *locked = &cred->user->locked_vm;
+	unsigned long limit = task_rlimit(t, RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	/* noaudit: an unprivileged SETUP is no denial worth a record. */
-	bool bound = !ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK);
+	bool bound = !has_capability_noaudit(t, CAP_IPC_LOCK);
 	long cur, new;
 
-	cur = atomic_long_read(&user->locked_vm);
+	cur = atomic_long_read(locked);
 	do {
 		new = cur + nr;
-		if (new < cur)
+		if (new < cur || (bound && new - min_t(long, credit, cur) > limit)) {
+			put_cred(cred);
 			return -ENOMEM;
-		if (bound && new - min_t(long, credit, cur) > limit)
-			return -ENOMEM;
-	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
+		}
+	} while (!atomic_long_try_cmpxchg(locked, &cur, new));
 
-	arm->user = get_uid(user);
+	arm->cred = cred;
 	arm->charged = nr;
 	atomic64_add(nr, &arm->sess->mn.mm->pinned_vm);
 	return 0;
@@ -394,29 +399,37 @@ static int profil_charge(struct profil_arm *arm, unsigned long nr,
 
 static void profil_uncharge(struct profil_arm *arm)
 {
-	if (!arm->user)
+	if (!arm->cred)
 		return;
 	atomic64_sub(arm->charged, &arm->sess->mn.mm->pinned_vm);
-	atomic_long_sub(arm->charged, &arm->user->locked_vm);
-	free_uid(arm->user);
-	arm->user = NULL;
+	atomic_long_sub(arm->charged, &arm->cred->user->locked_vm);
+	put_cred(arm->cred);
+	arm->cred = NULL;
 	arm->charged = 0;
 }
 
 /**
  * profil_regions_pin - charge, watch, pin and map every region of @arm
  * @arm: an arm not yet started, with its session set
- * @credit: pages the arm this one replaces has charged to the caller's user
+ * @credit: pages the arm this one replaces has charged to @t's user
+ * @t: the process's task that arms: current, or a forked child whose mm
+ *	the caller (a kernel thread) uses
  *
- * Must be called from the process that owns the buffers, its session
- * locked.  On failure nothing stays pinned, watched or charged.
+ * Must be called on the mm that owns the buffers (current->mm: the process
+ * itself, or a kernel thread that uses the mm of a forked child), its
+ * session locked.  On failure nothing stays pinned, watched or charged.
+ * For a child, a kernel thread faults nothing in that could wait (a
+ * userfaultfd, I/O): its pages are faulted in with FOLL_NOWAIT first, then
+ * pinned with FOLL_NOFAULT, and a page that is not there is -EFAULT.
  *
  * Return: 0, -ENOMEM past RLIMIT_MEMLOCK or out of memory, -EFAULT if any
  * byte is not mapped writable or lies in a shared file mapping, -EINTR on
  * a fatal signal, -EAGAIN if the buffer kept changing under us.
  */
-int profil_regions_pin(struct profil_arm *arm, unsigned long credit)
+int profil_regions_pin(struct profil_arm *arm, unsigned long credit,
+		       struct task_struct *t)
 {
+	unsigned int nofault = t == current ? 0 : FOLL_NOFAULT;
 	struct profil_span *s;
 	long total;
 	int ret, tries = 0;
@@ -425,7 +438,7 @@ int profil_regions_pin(struct profil_arm *arm, unsigned long credit)
 	total = profil_spans_build(arm);
 	if (total < 0)
 		return total;
-	ret = profil_charge(arm, total, credit);
+	ret = profil_charge(arm, total, credit, t);
 	if (ret)
 		goto err;
 
@@ -435,7 +448,9 @@ int profil_regions_pin(struct profil_arm *arm, unsigned long credit)
 			goto err;
 	}
 	for (;;) {
-		ret = profil_regions_pin_pages(arm);
+		if (nofault)
+			profil_arm_fault_in(arm);
+		ret = profil_regions_pin_pages(arm, nofault);
 		if (ret)
 			goto err;
 		if (profil_arm_go_live(arm))

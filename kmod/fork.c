@@ -5,30 +5,49 @@
  * A forked child gets a copy of its parent's memory, the buffer included
  * (pinned pages are copied at fork, never shared copy-on-write), and, as on
  * the BSDs and Solaris, it goes on profiling into that copy.  The pins are
- * the parent's, so the child needs its own.  The sched_process_fork
- * tracepoint runs in the parent once the child exists and before it first
- * runs; its probe queues a task_work on the child, which the child runs on
- * its way out to user space, before its first user instruction: there, in
- * process context and on its own mm, it pins its copy and starts its events
- * with the parent's configuration.  The CPU time the child used before that
- * is counted in its stats as missed.
+ * the parent's, so the child needs its own.
+ *
+ * The sched_process_fork tracepoint runs in the parent once the child
+ * exists and before it first runs; its probe, which may not sleep, takes a
+ * reference to the child, to its mm and to the parent's arm, and hands them
+ * to the module's own kernel thread ("profil-settle", session.c).  That
+ * thread takes the child over in process context, on the child's mm
+ * (kthread_use_mm(), as the settle work does): it pins the child's copy of
+ * the buffer, charged to the child's user, and starts events on the
+ * child's threads with the parent's configuration.  The child has no event
+ * until then (perf does not inherit across fork: inherit_thread), so none
+ * of its samples can land in the parent's buffer; the CPU time it ran
+ * before the take-over is counted in its stats as missed.  This uses only
+ * interfaces every kernel exports to modules (no task_work_add(), which
+ * only Debian's kernels export).
+ *
+ * The thread faults nothing in that could wait on the child (userfaultfd,
+ * I/O): buffer.c pins a child's pages with FOLL_NOFAULT after a FOLL_NOWAIT
+ * fault-in, so a child that replaced its buffer gets PROFIL_STOP_INHERIT,
+ * not a stuck thread.
  *
  * A vfork(), posix_spawn() or clone(CLONE_VM) child shares its parent's mm
  * and is not sampled; a new thread inherits through perf (tick.c).
  */
+#include <linux/kthread.h>
 #include <linux/math64.h>
+#include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/task_work.h>
 #include <linux/tracepoint.h>
 
 #include "profil_internal.h"
 
 struct profil_fork {
-	struct callback_head cb;
+	struct kthread_work work;
+	struct list_head node;		/* in profil_forks until done */
+	struct task_struct *child;	/* referenced */
+	struct mm_struct *mm;		/* the child's, mmget() */
 	struct profil_arm *arm;	/* the parent's, referenced; config only */
 	struct file *dir;	/* its file's directory, referenced, or NULL */
 };
@@ -36,27 +55,76 @@ struct profil_fork {
 static struct tracepoint *profil_fork_tp;
 
 /*
- * In the new child: take over the parent's configuration.  Not a pcsample
- * array: the child's copy of it was made while the parent's other threads
- * went on storing (slots below the next one may be empty in the copy), and
- * a MAP_SHARED array would be one array for two writers.  The child's
- * session says PROFIL_STOP_INHERIT instead (pcsample(2)).
+ * Take-overs queued and not yet done, on the whole system: a counter for
+ * the requests' one test, and a list for a child that forks before it is
+ * taken over (its child inherits the same configuration).
  */
-static void profil_inherit(const struct profil_arm *parent, struct file *dir)
+static atomic_t profil_forks_pending = ATOMIC_INIT(0);
+static DEFINE_SPINLOCK(profil_forks_lock);
+static LIST_HEAD(profil_forks);	/* guarded by profil_forks_lock */
+
+/*
+ * The configuration that @mm's take-over, still pending, will start, and
+ * its directory, both referenced; or NULL.  From the fork probe.
+ */
+static struct profil_arm *profil_fork_pending_arm(struct mm_struct *mm,
+						  struct file **dir)
+{
+	struct profil_arm *arm = NULL;
+	struct profil_fork *f;
+
+	spin_lock(&profil_forks_lock);
+	list_for_each_entry(f, &profil_forks, node) {
+		if (f->mm != mm)
+			continue;
+		arm = f->arm;
+		refcount_inc(&arm->ref);
+		*dir = f->dir ? get_file(f->dir) : NULL;
+		break;
+	}
+	spin_unlock(&profil_forks_lock);
+	return arm;
+}
+
+/**
+ * profil_fork_settle - let the take-overs queued so far finish
+ *
+ * Called by every request before it looks at the caller's session: a
+ * child's take-over is queued before the child first runs, so after this
+ * a child sees the session it inherited (or why it has none), and its own
+ * setup is never replaced by the take-over.  One test while none is
+ * pending.
+ */
+void profil_fork_settle(void)
+{
+	if (atomic_read(&profil_forks_pending))
+		profil_session_flush();
+}
+
+/*
+ * Take @child over: @parent's configuration on the child's mm, which the
+ * caller uses.  Not a pcsample array: the child's copy of it was made while
+ * the parent's other threads went on storing (slots below the next one may
+ * be empty in the copy), and a MAP_SHARED array would be one array for two
+ * writers.  The child's session says PROFIL_STOP_INHERIT instead
+ * (pcsample(2)).
+ */
+static void profil_inherit(const struct profil_arm *parent, struct file *dir,
+			   struct task_struct *child, struct mm_struct *mm)
 {
 	struct profil_session *sess;
 	struct profil_arm *arm;
 
-	sess = profil_session_get(current->mm);
+	sess = profil_session_get(mm);
 	if (IS_ERR(sess))
 		return;
 	if (parent->mode == PROFIL_MODE_PCSAMPLE)
 		goto failed;
-	atomic64_add(div64_u64(current->se.sum_exec_runtime,
+	atomic64_add(div64_u64(READ_ONCE(child->se.sum_exec_runtime),
 			       parent->period_ns), &sess->cnt.missed);
-	arm = profil_arm_clone(parent, dir);
+	arm = profil_arm_clone(parent, dir, child);
 	if (arm) {
-		if (!profil_session_start(sess, arm, true))
+		if (!profil_session_start(sess, arm, child))
 			return;
 		profil_arm_put(arm);
 	}
@@ -64,26 +132,53 @@ failed:
 	profil_session_failed(sess, PROFIL_STOP_INHERIT);
 }
 
-/*
- * The work holds a module reference, dropped by its last statement: the
- * code after it (the return) still runs in this module, so module exit
- * waits for every task to leave it (profil_fork_exit()).
- */
-static void profil_fork_run(struct callback_head *cb)
+/* Is @f's child still alive on the mm it was forked with? */
+static bool profil_fork_child_there(const struct profil_fork *f)
 {
-	struct profil_fork *f = container_of(cb, struct profil_fork, cb);
+	bool there;
 
-	/* Run from do_exit() instead if the child died first: nothing then. */
-	if (current->mm && !(current->flags & PF_EXITING))
-		profil_inherit(f->arm, f->dir);
+	task_lock(f->child);
+	there = f->child->mm == f->mm && !(f->child->flags & PF_EXITING);
+	task_unlock(f->child);
+	return there;
+}
+
+/*
+ * On the profil-settle thread.  The work holds a module reference, which
+ * the thread's destruction at module exit outlasts (session.c).
+ */
+static void profil_fork_take_over(struct kthread_work *work)
+{
+	struct profil_fork *f = container_of(work, struct profil_fork, work);
+	struct mem_cgroup *memcg, *old;
+
+	/* Exited or exec'ed first: nothing to take over. */
+	if (profil_fork_child_there(f)) {
+		/* What it allocates is the child's, as if it ran there. */
+		memcg = get_mem_cgroup_from_mm(f->mm);
+		old = set_active_memcg(memcg);
+		kthread_use_mm(f->mm);
+		profil_inherit(f->arm, f->dir, f->child, f->mm);
+		kthread_unuse_mm(f->mm);
+		set_active_memcg(old);
+		mem_cgroup_put(memcg);
+	}
+	/* From here on a fork of the child finds its session, if any. */
+	spin_lock(&profil_forks_lock);
+	list_del(&f->node);
+	spin_unlock(&profil_forks_lock);
 	if (f->dir)
 		fput(f->dir);
 	profil_arm_put(f->arm);
+	put_task_struct(f->child);
+	/* Maybe the last user: its ->release must not run on this thread. */
+	mmput_async(f->mm);
 	kfree(f);
+	atomic_dec(&profil_forks_pending);
 	module_put(THIS_MODULE);
 }
 
-/* sched_process_fork: in the parent, preemption off, @child not yet run. */
+/* sched_process_fork: in the parent, may not sleep, @child not yet run. */
 static void profil_on_fork(void *data, struct task_struct *parent,
 			   struct task_struct *child)
 {
@@ -100,6 +195,9 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 	arm = profil_arm_get_rcu(mm);
 	dir = arm ? profil_output_dir_get_rcu(arm) : NULL;
 	rcu_read_unlock();
+	/* A child forking before its own take-over passes that one on. */
+	if (!arm && atomic_read(&profil_forks_pending))
+		arm = profil_fork_pending_arm(mm, &dir);
 	if (!arm)
 		return;
 	/*
@@ -114,13 +212,19 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 		goto out_put;
 	f->arm = arm;
 	f->dir = dir;
-	init_task_work(&f->cb, profil_fork_run);
+	f->child = get_task_struct(child);
+	f->mm = child->mm;
+	mmget(f->mm);
+	kthread_init_work(&f->work, profil_fork_take_over);
 	/* The session in the hash holds the module: not the last ref. */
 	__module_get(THIS_MODULE);
-	if (!task_work_add(child, &f->cb, TWA_RESUME))
-		return;
-	module_put(THIS_MODULE);
-	kfree(f);
+	atomic_inc(&profil_forks_pending);
+	spin_lock(&profil_forks_lock);
+	list_add_tail(&f->node, &profil_forks);
+	spin_unlock(&profil_forks_lock);
+	profil_session_queue_work(&f->work);
+	return;
+
 out_put:
 	if (dir)
 		fput(dir);
@@ -142,15 +246,9 @@ int profil_fork_init(void)
 					 NULL);
 }
 
+/* After it, no probe runs; pending take-overs hold module references. */
 void profil_fork_exit(void)
 {
 	tracepoint_probe_unregister(profil_fork_tp, profil_on_fork, NULL);
 	tracepoint_synchronize_unregister();
-	/*
-	 * A task that ran the last module_put() of a work may still be
-	 * returning through profil_fork_run().  It does not sleep there, and
-	 * a tasks-RCU grace period ends only when every task has slept or
-	 * been in user space since it began: after it, none is in our text.
-	 */
-	synchronize_rcu_tasks();
 }

@@ -243,7 +243,7 @@ static long profil_ioc_setup(void __user *uarg)
 		ret = PTR_ERR(sess);
 		goto err_free;
 	}
-	ret = profil_session_start(sess, arm, false);
+	ret = profil_session_start(sess, arm, current);
 	if (ret)
 		goto err_free;
 	return 0;
@@ -287,6 +287,8 @@ static long profil_ioctl(struct file *file, unsigned int cmd,
 
 	if (!current->mm)
 		return -EINVAL;
+	/* A forked caller's inherited session is in place first. */
+	profil_fork_settle();
 
 	switch (PROFIL_IOC_BASE(cmd)) {
 	case PROFIL_IOC_BASE(PROFIL_IOC_SETUP):

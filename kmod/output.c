@@ -17,6 +17,7 @@
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/fs_struct.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -87,17 +88,35 @@ static char *profil_name_dup(u64 uptr)
 	return tmpl;
 }
 
-/* The caller's side of @out: its credentials, umask, and @tmpl expanded. */
-static int profil_output_own(struct profil_koutput *out, const char *tmpl)
+/* @t's umask (0022, as init's, if it has no fs any more). */
+static umode_t profil_task_umask(struct task_struct *t)
 {
-	char *name = profil_name_format(tmpl, task_tgid_vnr(current));
+	umode_t umask = 0022;
+
+	task_lock(t);
+	if (t->fs)
+		umask = t->fs->umask;
+	task_unlock(t);
+	return umask;
+}
+
+/*
+ * @t's side of @out: its credentials, umask, and @tmpl expanded with its
+ * process ID as its own pid namespace sees it.  @t is current, or a forked
+ * child taken over by a kernel thread (fork.c).
+ */
+static int profil_output_own(struct profil_koutput *out, const char *tmpl,
+			     struct task_struct *t)
+{
+	pid_t pid = task_tgid_nr_ns(t, task_active_pid_ns(t));
+	char *name = profil_name_format(tmpl, pid);
 
 	if (IS_ERR(name))
 		return PTR_ERR(name);
 	out->name = name;
-	out->cred = get_current_cred();
-	out->seccomp = profil_seccomp_filter(current);
-	out->umask = current_umask();
+	out->cred = get_task_cred(t);
+	out->seccomp = profil_seccomp_filter(t);
+	out->umask = profil_task_umask(t);
 	return 0;
 }
 
@@ -173,7 +192,7 @@ int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
 	tmpl = profil_name_dup(uo.name);
 	if (IS_ERR(tmpl))
 		return PTR_ERR(tmpl);
-	ret = profil_output_own(out, tmpl);
+	ret = profil_output_own(out, tmpl, current);
 	kfree(tmpl);
 	if (ret)
 		return ret;
@@ -206,7 +225,7 @@ struct file *profil_output_dir_get_rcu(const struct profil_arm *arm)
  * called in the child (inheritance).
  */
 int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src,
-			struct file *dir)
+			struct file *dir, struct task_struct *t)
 {
 	const struct profil_koutput *s = src->out;
 	struct profil_koutput *out;
@@ -228,5 +247,5 @@ int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src,
 	out->child_name = kstrdup(s->child_name, GFP_KERNEL_ACCOUNT);
 	if (!out->child_name)
 		return -ENOMEM;
-	return profil_output_own(out, out->child_name);
+	return profil_output_own(out, out->child_name, t);
 }

@@ -148,8 +148,9 @@ struct profil_arm {
 	u32 mode;			/* PROFIL_MODE_* */
 	u64 period_ns;			/* task CPU time per sample */
 	u32 rate;			/* samples per CPU second */
-	struct user_struct *user;	/* charged for the pins, or NULL */
-	unsigned long charged;		/* pages charged to @user */
+	const struct cred *cred;	/* its ->user is charged for the */
+					/* pins, or NULL; referenced */
+	unsigned long charged;		/* pages charged to it */
 	struct perf_event **events;	/* one root event per thread attached */
 	unsigned int nr_events;
 	unsigned int max_events;	/* allocated slots in @events */
@@ -289,7 +290,7 @@ struct profil_session {
 /* arm.c: arms and their fault state */
 struct profil_arm *profil_arm_alloc(u32 nr_regions);
 struct profil_arm *profil_arm_clone(const struct profil_arm *src,
-				    struct file *dir);
+				    struct file *dir, struct task_struct *t);
 void profil_arm_put(struct profil_arm *arm);
 void profil_arm_put_atomic(struct profil_arm *arm);
 bool profil_arm_go_live(struct profil_arm *arm);
@@ -312,8 +313,10 @@ struct profil_arm *profil_arm_get_rcu(struct mm_struct *mm);
 struct profil_session *profil_session_get(struct mm_struct *mm);
 struct profil_session *profil_session_find(struct mm_struct *mm);
 int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
-			 bool inherited);
+			 struct task_struct *t);
 void profil_session_put(struct profil_session *sess);
+void profil_session_queue_work(struct kthread_work *work);
+void profil_session_flush(void);
 void profil_session_off(struct profil_session *sess);
 void profil_session_failed(struct profil_session *sess, u32 why);
 void profil_session_stats(struct profil_session *sess,
@@ -322,7 +325,8 @@ int profil_sessions_init(void);
 void profil_sessions_exit(void);
 
 /* buffer.c: accounting, pinning, mapping and watching of regions */
-int profil_regions_pin(struct profil_arm *arm, unsigned long credit);
+int profil_regions_pin(struct profil_arm *arm, unsigned long credit,
+		       struct task_struct *t);
 void profil_regions_unwatch(struct profil_arm *arm);
 void profil_regions_unpin(struct profil_arm *arm);
 void profil_regions_read_begin(struct profil_arm *arm);
@@ -332,7 +336,7 @@ bool profil_regions_unchanged(struct profil_arm *arm);
 int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
 			const void __user *uptr);
 int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src,
-			struct file *dir);
+			struct file *dir, struct task_struct *t);
 struct file *profil_output_dir_get_rcu(const struct profil_arm *arm);
 void profil_output_free(struct profil_koutput *out);
 
@@ -346,12 +350,13 @@ void profil_write_put(struct profil_write *w);
 
 /* tick.c: the sampling events */
 int profil_index_build(struct profil_arm *arm);
-int profil_events_start(struct profil_arm *arm);
+int profil_events_start(struct profil_arm *arm, struct task_struct *t);
 void profil_events_stop(struct profil_arm *arm);
 
 /* fork.c: inheritance by forked children */
 int profil_fork_init(void);
 void profil_fork_exit(void);
+void profil_fork_settle(void);
 
 /* main.c */
 extern unsigned int profil_max_rate;

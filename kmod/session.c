@@ -23,9 +23,10 @@
  *   fork             the sched_process_fork tracepoint (fork.c).  perf does
  *                    not inherit across fork (inherit_thread), as the child's
  *                    events would still point at the parent's pins; the
- *                    probe queues a task_work that pins the child's own copy
- *                    of the buffer in the child, in process context, before
- *                    the child's first user instruction.
+ *                    probe hands the child to the profil-settle thread,
+ *                    which pins the child's own copy of the buffer on the
+ *                    child's mm and starts its events; the child's CPU time
+ *                    until then is counted as missed.
  *   exec             perf's remove_on_exec drops the exec'ing thread's event,
  *                    and the old mm's ->release stops the arm.  A vfork child
  *                    never had an event, and its exec does not release the
@@ -51,6 +52,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "profil_internal.h"
 
 /*
@@ -158,6 +160,18 @@ static void profil_session_stop_full(struct profil_session *sess)
 		w = profil_session_stop_locked(sess, PROFIL_STOP_FULL);
 	mutex_unlock(&sess->lock);
 	profil_write_put(w);	/* (a pcsample arm has no file) */
+}
+
+/* Queue @work on the profil-settle thread, from any context (fork.c). */
+void profil_session_queue_work(struct kthread_work *work)
+{
+	kthread_queue_work(profil_settler, work);
+}
+
+/* Wait for every work queued on the profil-settle thread so far. */
+void profil_session_flush(void)
+{
+	kthread_flush_worker(profil_settler);
 }
 
 /*
@@ -372,19 +386,27 @@ struct profil_session *profil_session_find(struct mm_struct *mm)
 	return sess;
 }
 
-/* Pages the running arm charged to the caller's user, for a re-arm. */
-static unsigned long profil_session_credit_locked(struct profil_session *sess)
+/* Pages the running arm charged to @t's user, for a re-arm. */
+static unsigned long profil_session_credit_locked(struct profil_session *sess,
+						  struct task_struct *t)
 {
 	struct profil_arm *old = profil_locked_arm(sess);
+	bool same;
 
 	lockdep_assert_held(&sess->lock);
-	return old && old->user == current_user() ? old->charged : 0;
+	if (!old || !old->cred)
+		return 0;
+	rcu_read_lock();
+	same = old->cred->user == __task_cred(t)->user;
+	rcu_read_unlock();
+	return same ? old->charged : 0;
 }
 
-/* The caller's process owns the session from now on (write.c). */
-static void profil_session_own_locked(struct profil_session *sess)
+/* @t's process owns the session from now on (write.c). */
+static void profil_session_own_locked(struct profil_session *sess,
+				      struct task_struct *t)
 {
-	struct pid *tgid = task_tgid(current);
+	struct pid *tgid = task_tgid(t);
 
 	lockdep_assert_held(&sess->lock);
 	if (sess->owner == tgid)
@@ -395,9 +417,10 @@ static void profil_session_own_locked(struct profil_session *sess)
 
 /**
  * profil_session_start - make @arm the running arm of @sess
- * @sess: the caller's session
+ * @sess: the session of @t's mm
  * @arm: a fully validated arm, regions not yet pinned
- * @inherited: @arm comes from the parent at fork, not from a setup call
+ * @t: current (a setup call), or a forked child that inherits @arm from
+ *	its parent, referenced by the caller, a kernel thread using its mm
  *
  * The new buffer is pinned and its events started before the old arm
  * stops, so any failure leaves a running session as it was; the charge is
@@ -406,7 +429,7 @@ static void profil_session_own_locked(struct profil_session *sess)
  * Return: 0 (@arm now belongs to @sess) or -errno (the caller puts @arm).
  */
 int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
-			 bool inherited)
+			 struct task_struct *t)
 {
 	struct profil_write *w = NULL;
 	struct profil_arm *old;
@@ -419,10 +442,10 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 	old = profil_locked_arm(sess);
 	held = old && old->out;
 	arm->held = held;
-	ret = profil_regions_pin(arm, profil_session_credit_locked(sess));
+	ret = profil_regions_pin(arm, profil_session_credit_locked(sess, t), t);
 	if (ret)
 		goto out;
-	ret = profil_events_start(arm);
+	ret = profil_events_start(arm, t);
 	if (ret) {
 		profil_regions_unpin(arm);
 		goto out;
@@ -433,11 +456,11 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 	 */
 	w = profil_session_stop_locked(sess, PROFIL_STOP_NONE);
 	rcu_assign_pointer(sess->arm, arm);
-	profil_session_own_locked(sess);
+	profil_session_own_locked(sess, t);
 	sess->rate = arm->rate;
 	sess->period_ns = arm->period_ns;
 	sess->stop_reason = PROFIL_STOP_NONE;
-	if (!inherited)
+	if (t == current)
 		atomic64_inc(&sess->cnt.armed);
 	/* A fault since the arm went live found it not running yet. */
 	if (atomic_read(&arm->faulted) || atomic_read(&arm->full))
@@ -529,7 +552,7 @@ int profil_sessions_init(void)
 {
 	int ret;
 
-	profil_settler = kthread_create_worker(0, "profil-settle");
+	profil_settler = profil_run_worker("profil-settle");
 	if (IS_ERR(profil_settler))
 		return PTR_ERR(profil_settler);
 	ret = rhashtable_init(&profil_sessions, &profil_sessions_params);

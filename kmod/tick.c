@@ -32,6 +32,7 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 
+#include "compat.h"
 #include "profil_internal.h"
 
 /* Add @n to a saturating bin; return how much was really added. */
@@ -341,11 +342,12 @@ static int profil_covered_tasks(struct profil_arm *arm,
 	return n;
 }
 
-/* Snapshot the live threads of current's thread group, referenced. */
-static int profil_threads_snapshot(struct task_struct ***tsp)
+/* Snapshot the live threads of @p's thread group, referenced. */
+static int profil_threads_snapshot(struct task_struct *p,
+				   struct task_struct ***tsp)
 {
 	struct task_struct *t, **ts;
-	int n, max = get_nr_threads(current) + 8;
+	int n, max = get_nr_threads(p) + 8;
 
 retry:
 	ts = kvmalloc_array(max, sizeof(*ts), GFP_KERNEL);
@@ -353,7 +355,7 @@ retry:
 		return -ENOMEM;
 	n = 0;
 	rcu_read_lock();
-	for_each_thread(current, t) {
+	for_each_thread(p, t) {
 		if (t->flags & PF_EXITING)
 			continue;
 		if (n == max)
@@ -394,8 +396,8 @@ static int profil_events_add(struct profil_arm *arm, struct task_struct *t)
 	return 0;
 }
 
-/* One pass over the threads; returns how many it attached, or -errno. */
-static int profil_events_pass(struct profil_arm *arm)
+/* One pass over @p's threads; how many it attached, or -errno. */
+static int profil_events_pass(struct profil_arm *arm, struct task_struct *p)
 {
 	struct task_struct **ts, **cov;
 	int i, n, nr_cov, added = 0, ret;
@@ -404,7 +406,7 @@ static int profil_events_pass(struct profil_arm *arm)
 	 * Threads first: each is referenced, so no stale pointer among the
 	 * covered ones can equal a thread of the snapshot but itself.
 	 */
-	n = profil_threads_snapshot(&ts);
+	n = profil_threads_snapshot(p, &ts);
 	if (n < 0)
 		return n;
 	nr_cov = profil_covered_tasks(arm, &cov);
@@ -427,8 +429,9 @@ static int profil_events_pass(struct profil_arm *arm)
 }
 
 /**
- * profil_events_start - sample every thread of the calling process
+ * profil_events_start - sample every thread of @t's process
  * @arm: a pinned arm
+ * @t: current, or a forked child being taken over (fork.c)
  *
  * Threads created while this runs by a thread already covered inherit an
  * event; those created by a thread not yet covered are found by the next
@@ -437,12 +440,12 @@ static int profil_events_pass(struct profil_arm *arm)
  * Return: 0, or -errno (-EINTR on a fatal signal) with no event left
  * behind.
  */
-int profil_events_start(struct profil_arm *arm)
+int profil_events_start(struct profil_arm *arm, struct task_struct *t)
 {
 	int ret;
 
 	do {
-		ret = profil_events_pass(arm);
+		ret = profil_events_pass(arm, t);
 		if (ret > 0 && fatal_signal_pending(current))
 			ret = -EINTR;
 	} while (ret > 0);

@@ -2,16 +2,27 @@
 # debug-kernel.sh: build the debug kernel of make check-debug once, into
 # $PROFIL_DEBUG_CACHE (default ~/.cache/profil-debug-kernel), from Debian's
 # linux-source-6.1 with defconfig + kvm_guest.config +
-# scripts/debug-kernel.config; rebuilt only when that fragment or the
-# source changes.  Prints the build directory (a KDIR for the module, with
-# arch/x86/boot/bzImage).
+# scripts/debug-kernel.config, and without the exports Debian adds for
+# binder ("Export symbols needed by binder", Debian bug #901492), so that
+# the module is proven on a kernel that exports only what upstream does;
+# rebuilt only when the fragment, that list or the source changes.  Prints
+# the build directory (a KDIR for the module, with arch/x86/boot/bzImage).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${PROFIL_DEBUG_CACHE:-$HOME/.cache/profil-debug-kernel}
 tarball=$(ls /usr/src/linux-source-6.1*.tar.xz 2>/dev/null | sort -V | tail -n 1)
 [ -n "$tarball" ] || { echo "linux-source-6.1 is not installed (make deps)" >&2; exit 1; }
 frag=$top/scripts/debug-kernel.config
-stamp=$( (cat "$frag"; ls -l "$tarball") | sha256sum | cut -c1-16)
+# FILE:SYMBOL, each an EXPORT_SYMBOL_GPL(SYMBOL); line that Debian's
+# linux-source-6.1 has and upstream 6.1 does not.
+debian_exports="kernel/task_work.c:task_work_add kernel/sched/core.c:can_nice
+mm/memory.c:zap_page_range fs/file.c:close_fd_get_file
+security/security.c:security_binder_set_context_mgr
+security/security.c:security_binder_transaction
+security/security.c:security_binder_transfer_binder
+security/security.c:security_binder_transfer_file"
+stamp=$( (cat "$frag"; echo "$debian_exports"; ls -l "$tarball") |
+	sha256sum | cut -c1-16)
 src=$cache/$(basename "$tarball" .tar.xz)
 out=$cache/build-$stamp
 
@@ -25,6 +36,15 @@ if [ ! -e "$src/.profil-unpacked" ]; then
 	tar -C "$cache" -xJf "$tarball"
 	touch "$src/.profil-unpacked"
 fi
+# Take Debian's binder exports back out (idempotent: the source is shared).
+for fe in $debian_exports; do
+	f=${fe%%:*} sym=${fe#*:}
+	sed -i "/^EXPORT_SYMBOL_GPL($sym);\$/d" "$src/$f"
+	if grep -q "^EXPORT_SYMBOL[_A-Z]*($sym);" "$src/$f"; then
+		echo "debug kernel: $sym still exported by $f" >&2
+		exit 1
+	fi
+done
 mkdir -p "$out"
 make -s -C "$src" O="$out" defconfig kvm_guest.config >&2
 "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$frag" >&2
