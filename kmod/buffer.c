@@ -327,7 +327,8 @@ static int profil_span_cmp(const void *a, const void *b)
 
 /*
  * Make @arm's spans: the pages its regions cover, each page in one span,
- * overlapping and touching runs merged.  Return: the pages, or -ENOMEM.
+ * overlapping and touching runs merged; freed with the arm.  Return: the
+ * pages, or -ENOMEM.
  */
 static long profil_spans_build(struct profil_arm *arm)
 {
@@ -503,7 +504,8 @@ void profil_regions_unpin(struct profil_arm *arm)
 	profil_regions_unwatch(arm);
 	profil_regions_unpin_pages(arm);
 	profil_uncharge(arm);
-	kvfree(arm->spans);
-	arm->spans = NULL;
-	arm->nr_spans = 0;
+	/*
+	 * The spans themselves stay until the arm is freed: a settle that
+	 * holds a reference may still walk their addresses (arm.c).
+	 */
 }

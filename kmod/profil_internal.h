@@ -173,7 +173,7 @@ struct profil_arm {
 	atomic_long_t pc_next;
 	atomic_t full;
 
-	/* The pinned pages, by profil_regions_pin(); by address. */
+	/* By profil_regions_pin(), by address; freed with the arm. */
 	struct profil_span *spans;
 	u32 nr_spans;
 
