@@ -73,6 +73,11 @@ for k in $kernels; do
 		continue
 	fi
 	pass=$((pass + 1))
+	gate "$k: profil.ko imports no symbol that only Debian's kernels export" \
+		"$b/exports-$k.log" sh -c "nm -u '$b/kmod/$k/kmod/profil.ko' |
+		awk 'NR == FNR { sub(/.*:/, \"\"); bad[\$0] = 1; next }
+		     \$2 in bad { print; n++ } END { exit n > 0 }' \
+		'$top/scripts/debian-only-exports' -"
 	echo "== $k: booting the guest (QEMU TCG)"
 	rc=0
 	"$top/scripts/guest-run.sh" "$k" check "$log" || rc=$?

@@ -256,9 +256,13 @@ static int random_failures(int percent)
 	return ret;
 }
 
+static pid_t kthread_pid(const char *comm);
+static int make_it_fail(pid_t pid, int on);
+
 /*
- * A process with a session forks 300 children while 1% of its and their
- * allocations fail: forks fail, inheritances fail (the child runs on with
+ * A process with a session forks 300 children while 1% of its, their and
+ * the settle thread's allocations fail (the thread takes each child over):
+ * forks fail, inheritances fail (the child runs on with
  * PROFIL_STOP_INHERIT), children spin and exit.  Its own session must run
  * on (unless it dies of its own injected faults), and nothing may stay
  * pinned.
@@ -266,10 +270,12 @@ static int random_failures(int percent)
 TEST_F(inject, forks_with_allocations_failing_at_random)
 {
 	int status, forked = 0, refused = 0, kinds[6] = { 0 }, i;
+	pid_t forker, pid, settler = kthread_pid("profil-settle");
 	struct profil_stats st;
-	pid_t forker, pid;
 
+	ASSERT_LT(0, settler);
 	ASSERT_EQ(0, random_failures(1));
+	ASSERT_EQ(0, make_it_fail(settler, 1));
 	forker = fork();
 	ASSERT_LE(0, forker);
 	if (!forker) {
@@ -317,6 +323,7 @@ TEST_F(inject, forks_with_allocations_failing_at_random)
 		      !kinds[5] ? 0 : 1);
 	}
 	ASSERT_EQ(forker, waitpid(forker, &status, 0));
+	make_it_fail(settler, 0);
 	random_failures(0);
 	/*
 	 * Its own page faults and stack growth fail too, so the forker may
