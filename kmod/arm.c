@@ -118,7 +118,7 @@ static void profil_arm_free_rcu(struct rcu_head *rcu)
 }
 
 /*
- * Drop a reference with preemption off (the fork probe), where kvfree()
+ * Drop a reference where nothing may sleep (the fork probe), where kvfree()
  * may not sleep: the last one frees from RCU.  Module exit waits for these
  * callbacks (rcu_barrier()).
  */

@@ -367,6 +367,20 @@ static long profil_spans_build(struct profil_arm *arm)
 }
 
 /*
+ * Whether @cred has CAP_IPC_LOCK, unaudited: an unprivileged SETUP is no
+ * denial worth a record.  Asked as @cred, as current:
+ * has_capability_noaudit() is not exported to modules by 7.3.
+ */
+static bool profil_cred_ipc_lock(const struct cred *cred)
+{
+	const struct cred *old = override_creds(cred);
+	bool ret = ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK);
+
+	revert_creds(old);
+	return ret;
+}
+
+/*
  * Charge @nr pages to the user of @t (the caller, or a forked child taken
  * over), against @t's RLIMIT_MEMLOCK, counting @credit pages as about to
  * be released (the arm this one replaces).  As io_uring does, but the
@@ -379,8 +393,7 @@ static int profil_charge(struct profil_arm *arm, unsigned long nr,
 	const struct cred *cred = get_task_cred(t);
 	atomic_long_t *locked = &cred->user->locked_vm;
 	unsigned long limit = task_rlimit(t, RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	/* noaudit: an unprivileged SETUP is no denial worth a record. */
-	bool bound = !has_capability_noaudit(t, CAP_IPC_LOCK);
+	bool bound = !profil_cred_ipc_lock(cred);
 	long cur, new;
 
 	cur = atomic_long_read(locked);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What differs between the kernels profil.ko builds for (6.1 to mainline;
- * tested on Debian's 6.1 and 6.12), in one place.  Tests are by feature:
+ * tested on Debian's 6.1 and 6.12, built against Debian's newest), in one
+ * place.  Tests are by feature:
  * a configuration option, a macro, or a PROFIL_HAVE_* that kmod/Kbuild
  * sets from the headers built against.
  */
@@ -13,7 +14,13 @@
 #include <linux/kthread.h>
 #include <linux/list.h>
 #include <linux/mount.h>
+#include <linux/namei.h>
 #include <linux/sched.h>
+#include <linux/sched/coredump.h>
+#ifdef PROFIL_HAVE_TASK_EXEC_STATE
+#include <linux/sched/exec_state.h>
+#endif
+#include <linux/string.h>
 
 /*
  * A kthread_worker whose thread runs.  Since 6.14 kthread_create_worker()
@@ -48,6 +55,86 @@ static inline size_t list_count_nodes(struct list_head *head)
 #else
 #define profil_mnt_idmap(mnt)	mnt_user_ns(mnt)
 #endif
+
+/*
+ * Look @name up in @dir for an unlink, with @dir locked: a positive dentry,
+ * or an ERR_PTR (-ENOENT: nothing there) with @dir unlocked again.  The
+ * VFS does this itself since start_removing() (6.19, checking MAY_EXEC on
+ * @dir), which replaced lookup_noperm() (6.16), which replaced
+ * lookup_one_len().  vfs_unlink() checks MAY_WRITE | MAY_EXEC in all.
+ */
+#ifdef PROFIL_HAVE_START_REMOVING
+static inline struct dentry *profil_start_removing(const struct path *dir,
+						   const char *name)
+{
+	struct qstr q = QSTR_INIT(name, strlen(name));
+	struct dentry *d;
+
+	d = start_removing(profil_mnt_idmap(dir->mnt), dir->dentry, &q);
+	if (!IS_ERR(d) && d_is_negative(d)) {
+		end_removing(d);
+		d = ERR_PTR(-ENOENT);
+	}
+	return d;
+}
+
+static inline void profil_end_removing(struct dentry *d)
+{
+	end_removing(d);
+}
+#else
+static inline struct dentry *profil_start_removing(const struct path *dir,
+						   const char *name)
+{
+	struct inode *dino = d_inode(dir->dentry);
+	struct dentry *d;
+#ifdef PROFIL_HAVE_LOOKUP_NOPERM
+	struct qstr q = QSTR_INIT(name, strlen(name));
+#endif
+
+	inode_lock_nested(dino, I_MUTEX_PARENT);
+#ifdef PROFIL_HAVE_LOOKUP_NOPERM
+	d = lookup_noperm(&q, dir->dentry);
+#else
+	d = lookup_one_len(name, dir->dentry, strlen(name));
+#endif
+	if (!IS_ERR(d) && d_is_negative(d)) {
+		dput(d);
+		d = ERR_PTR(-ENOENT);
+	}
+	if (IS_ERR(d))
+		inode_unlock(dino);
+	return d;
+}
+
+/* The parent is locked, so @d->d_parent is stable. */
+static inline void profil_end_removing(struct dentry *d)
+{
+	inode_unlock(d_inode(d->d_parent));
+	dput(d);
+}
+#endif
+
+/*
+ * May @t's process be dumped (and so have files written) as its owner?
+ * Dumpability was two bits of the mm; by 7.2 it is the task's exec_state
+ * (read here as the exported accessor would, which is not exported).
+ */
+static inline bool profil_dumpable(struct task_struct *t, struct mm_struct *mm)
+{
+#ifdef PROFIL_HAVE_TASK_EXEC_STATE
+	const struct task_exec_state *es;
+	bool ret;
+
+	rcu_read_lock();
+	es = rcu_dereference(t->exec_state);
+	ret = es && READ_ONCE(es->dumpable) == TASK_DUMPABLE_OWNER;
+	rcu_read_unlock();
+	return ret;
+#else
+	return get_dumpable(mm) == SUID_DUMP_USER;
+#endif
+}
 
 /* @t's seccomp filter, compared only: which one, not what it says. */
 static inline const void *profil_seccomp_filter(struct task_struct *t)

@@ -59,7 +59,9 @@
  * So the invalidate callback, which runs under mmap_lock or the rmap locks,
  * takes only @fault_lock; it suspends the arm's writes and leaves the rest
  * to the session's settle work.  The tick (hard irq) and the fork probe
- * (preemption off) take no lock at all: they read under RCU and use atomics.
+ * (which may not sleep, but is not always run with preemption off: newer
+ * kernels run tracepoint probes under SRCU-fast) take no lock at all: they
+ * read under an rcu_read_lock() of their own and use atomics.
  * mmu_notifier_get() holds mmap_lock around ->alloc_notifier, which takes
  * no lock of ours.
  */

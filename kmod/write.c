@@ -137,27 +137,22 @@ void profil_write_put(struct profil_write *w)
  */
 static int profil_write_unlink(const struct path *dir, const char *name)
 {
-	struct inode *dino = d_inode(dir->dentry);
 	struct dentry *d;
 	int ret;
 
 	ret = mnt_want_write(dir->mnt);
 	if (ret)
 		return ret;
-	inode_lock_nested(dino, I_MUTEX_PARENT);
-	d = lookup_one_len(name, dir->dentry, strlen(name));
+	d = profil_start_removing(dir, name);
 	if (IS_ERR(d)) {
 		ret = PTR_ERR(d);
-		goto unlock;
+		goto drop;
 	}
-	if (d_is_negative(d))
-		ret = -ENOENT;
-	else
-		ret = security_path_unlink(dir, d) ?:
-		      vfs_unlink(profil_mnt_idmap(dir->mnt), dino, d, NULL);
-	dput(d);
-unlock:
-	inode_unlock(dino);
+	ret = security_path_unlink(dir, d) ?:
+	      vfs_unlink(profil_mnt_idmap(dir->mnt), d_inode(dir->dentry), d,
+			 NULL);
+	profil_end_removing(d);
+drop:
 	mnt_drop_write(dir->mnt);
 	return ret;
 }
@@ -313,7 +308,7 @@ static int profil_write_may(struct profil_write *w, struct task_struct *t)
 {
 	const struct profil_koutput *out = w->arm->out;
 
-	if (get_dumpable(w->mm) != SUID_DUMP_USER)
+	if (!profil_dumpable(t, w->mm))
 		return -EACCES;
 	if (rcu_access_pointer(t->real_cred) != out->cred ||
 	    profil_seccomp_filter(t) != out->seccomp)

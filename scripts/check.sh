@@ -1,5 +1,6 @@
 #!/bin/sh
-# make check: for every kernel of the matrix, build profil.ko with W=1, boot
+# make check: for every kernel of the matrix (the installed ones, and
+# Debian's newest, unpacked by newest-kernel.sh), build profil.ko with W=1, boot
 # the kernel under QEMU with the selftests, and count the TAP it prints
 # (scripts/count-tap.sh): against each program's plan and exit status, so a
 # test that never ran is a failure, as are BUG/WARNING/oops/lockdep in
@@ -14,6 +15,16 @@ pass=0 fail=0 skip=0
 start=$(date +%s)
 
 kernels=$("$top/scripts/kernels.sh")
+# And Debian's newest kernel, unpacked from its archive, not installed.
+if newest=$("$top/scripts/newest-kernel.sh" 2> "$b/newest-kernel.log"); then
+	echo "ok - kernels: Debian's newest, $newest, unpacked for the matrix"
+	pass=$((pass + 1))
+	kernels="$kernels $newest"
+else
+	echo "not ok - kernels: Debian's newest kernel could not be unpacked"
+	sed 's/^/   | /' "$b/newest-kernel.log"
+	fail=$((fail + 1))
+fi
 if [ -z "$kernels" ]; then
 	echo "not ok - no kernel with both vmlinuz and headers installed (make deps)"
 	fail=$((fail + 1))

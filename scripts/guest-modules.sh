@@ -2,12 +2,12 @@
 # guest-modules.sh KVER DIR: copy the kernel modules the tests' filesystems
 # need (loop.ko, ext4.ko with its dependencies and the crc32c it asks
 # the crypto API for, for an ext2 image, and fuse.ko for writer_test) from
-# Debian's /lib/modules/KVER into DIR, uncompressed, with DIR/order listing
+# Debian's /lib/modules/KVER (under scripts/kernels.sh's root) into DIR, uncompressed, with DIR/order listing
 # them in the order insmod takes them.  A module the kernel builds in, or
 # does not have, is left out: the tests that need it skip.
 set -eu
 kver=$1 dir=$2
-mods=/lib/modules/$kver
+mods=$("$(dirname "$0")/kernels.sh" --root "$kver")/lib/modules/$kver
 mkdir -p "$dir"
 : > "$dir/order"
 [ -r "$mods/modules.dep" ] || exit 0	# a kernel of our own: built in

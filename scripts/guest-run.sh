@@ -8,7 +8,8 @@
 # initramfs cannot be made, or QEMU fails or times out ($GUEST_TIMEOUT
 # seconds, default 600, for all boots together; killed 10 s later if it
 # does not stop).
-# GUEST_KERNEL names another kernel image than /boot/vmlinuz-KVER (the
+# GUEST_KERNEL names another kernel image than /boot/vmlinuz-KVER (under
+# scripts/kernels.sh's root for KVER; the
 # debug kernel of make check-debug).  GUEST_EXTRA names more files for
 # /opt/profil (make bench: its programs and perf), GUEST_APPEND more
 # words for the kernel command line.  GUEST_KO names another profil.ko
@@ -22,7 +23,7 @@ b=$top/build
 initrd=$b/initramfs-$kver.cpio.gz
 limit=${GUEST_TIMEOUT:-600}
 end=$(( $(date +%s) + limit ))
-kernel=${GUEST_KERNEL:-/boot/vmlinuz-$kver}
+kernel=${GUEST_KERNEL:-$("$top/scripts/kernels.sh" --root "$kver")/boot/vmlinuz-$kver}
 
 rm -f "$log" "$log".boot*
 lists=$(mktemp -d)
