@@ -48,7 +48,8 @@ LIB_HDRS	:= lib/profil-private.h lib/gmon-bsd.h lib/include/profil.h lib/include
 # profil(1)'s subjects: an unmodified program, stripped, static, and its
 # libraries (selftests/cmd_subject.c).
 CMD_SUBJECTS	:= cmd_subject cmd_subject_stripped cmd_subject_static \
-		   cmd_subject_cxx libcmd_split.so libcmd_dl.so
+		   cmd_subject_cxx cmd_subject_asan cmd_plughost libcmd_split.so \
+		   libcmd_dl.so
 GMON_SUBJECTS	:= gmon_subject gmon_subject_static gmon_subject_nopie \
 		   gmon_subject_fentry gmon_subject_glibc gmon_subject_setuid
 # The guest's programs, in one place: kselftest programs run as root and as
@@ -214,7 +215,7 @@ tools: $(TOOLS)
 $(BUILD)/tools:
 	mkdir -p $@
 
-# The agent: libc only, nothing exported but dlopen() (which it wraps).
+# The agent: libc only, nothing exported but the audit interface (la_*).
 $(BUILD)/tools/profil-agent.so: tools/agent.c tools/profile-file.h uapi/linux/profil.h | $(BUILD)/tools
 	$(CC) $(TOOL_CFLAGS) -fPIC -fvisibility=hidden -shared $(LDFLAGS) \
 		-o $@ $< -pthread -Wl,-z,defs
@@ -266,6 +267,10 @@ $(BUILD)/selftests/libcmd_%.so: selftests/cmd_%_lib.c selftests/cmd_work.h | $(B
 $(BUILD)/selftests/cmd_subject: selftests/cmd_subject.c selftests/cmd_work.h $(BUILD)/selftests/libcmd_split.so
 	$(CC) $(CFLAGS) -Wall -pthread -rdynamic -o $@ $< \
 		-L$(BUILD)/selftests -lcmd_split -Wl,-rpath,'$$ORIGIN'
+# The same under AddressSanitizer, whose runtime must come first.
+$(BUILD)/selftests/cmd_subject_asan: selftests/cmd_subject.c selftests/cmd_work.h $(BUILD)/selftests/libcmd_split.so
+	$(CC) $(CFLAGS) -Wall -pthread -rdynamic -fsanitize=address -o $@ $< \
+		-L$(BUILD)/selftests -lcmd_split -Wl,-rpath,'$$ORIGIN'
 $(BUILD)/selftests/cmd_subject_stripped: $(BUILD)/selftests/cmd_subject
 	strip -o $@ $<
 $(BUILD)/selftests/cmd_subject_static: selftests/cmd_subject.c selftests/cmd_split_lib.c selftests/cmd_work.h | $(BUILD)/selftests
@@ -273,6 +278,9 @@ $(BUILD)/selftests/cmd_subject_static: selftests/cmd_subject.c selftests/cmd_spl
 		selftests/cmd_split_lib.c
 $(BUILD)/selftests/cmd_subject_cxx: selftests/cmd_subject_cxx.cc selftests/cmd_work.h | $(BUILD)/selftests
 	$(CXX) $(CFLAGS) -Wall -o $@ $<
+# A plugin host that finds its plugin through its RUNPATH only.
+$(BUILD)/selftests/cmd_plughost: selftests/cmd_plughost.c selftests/cmd_work.h | $(BUILD)/selftests
+	$(CC) $(CFLAGS) -Wall -o $@ $< -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/plug'
 $(BUILD)/selftests/profil_cmd_test: selftests/gmon.h
 
 # The same probe, bound to libprofil three ways (see selftests/probe.c).

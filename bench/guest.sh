@@ -114,6 +114,7 @@ cases() {
 cases | grep -E "$only" > /tmp/bench-cases
 n=$(wc -l < /tmp/bench-cases)
 rep=1
+[ "$n" -gt 0 ] || rep=$((reps + 1))	# BENCH_ONLY kept no case of the matrix
 while [ "$rep" -le "$reps" ]; do
 	# Rotate: this repetition starts at case (rep * 7) mod n.
 	k=$(( (rep * 7) % n ))
@@ -125,7 +126,7 @@ while [ "$rep" -le "$reps" ]; do
 done
 
 # The figures outside the matrix, interleaved the same way (BENCH_ONLY
-# matches their names: regions, forkexec, sessmem).
+# matches their names: regions, forkexec, profilfork, sessmem).
 want() { echo "$1" | grep -qE "$only"; }
 rep=1
 while [ "$rep" -le "$reps" ]; do
@@ -136,6 +137,18 @@ while [ "$rep" -le "$reps" ]; do
 	# fork + exec + exit + wait, without and with a session to inherit.
 	want forkexec && for m in exec session; do
 		echo "@@ bench forkexec $m 0 $rep $($B/forkcost $((100 * scale)) $m)"
+	done
+	# The same forks (fork + exit, fork + exec) alone and under profil(1),
+	# without and with --children: what the agent's image costs a fork.
+	want profilfork && for m in fork exec; do
+		for t in alone profil children; do
+			case $t in
+			alone) run= ;;
+			profil) run="$B/profil -o /dev/null --" ;;
+			children) run="$B/profil --children -o /dev/null --" ;;
+			esac
+			echo "@@ bench profilfork $m:$t 0 $rep $($run $B/forkcost $((100 * scale)) $m 2> /dev/null)"
+		done
 	done
 	rep=$((rep + 1))
 done

@@ -46,7 +46,7 @@ function times(a, b) { return ratio(a, b) == "" ? "" : " (" f(ratio(a, b), 2) "x
 	T[n] = $3; W[n] = $4; R[n] = $5; P[n] = $6
 	for (i = 7; i < NF; i += 2) V[n, $i] = $(i + 1)
 	if ($7 == "not-available") V[n, "note"] = "not available: " $8
-	if (T[n] == "regions" || T[n] == "forkexec" || T[n] == "sessmem")
+	if (T[n] == "regions" || T[n] == "forkexec" || T[n] == "profilfork" || T[n] == "sessmem")
 		next
 	SEEN[T[n], W[n], R[n]] = 1
 }
@@ -94,7 +94,7 @@ END {
 	csv = out "/results.csv"
 	print "tool,workload,rate_hz,samples,overhead_pct,ns_per_sample,error_pct,rep,threads,run_ms,tool_ms,post_ms,expected,samples_pct,eintr,lost,ns_per_call,calls_kept_pct,note" > csv
 	for (i = 1; i <= n; i++) {
-		if (T[i] == "regions" || T[i] == "forkexec" || T[i] == "sessmem" || W[i] == "empty")
+		if (T[i] == "regions" || T[i] == "forkexec" || T[i] == "profilfork" || T[i] == "sessmem" || W[i] == "empty")
 			continue
 		t = T[i]; w = W[i]; ext = t == "perf" || t == "bpf"
 		s = kv(i, "samples"); rate = kv(i, "rate")
@@ -273,6 +273,20 @@ END {
 	      f(fe / 1000, 0) " us (" f(fel / 1000, 0) "–" f(feh / 1000, 0) ") without a session, " \
 	      f(fs / 1000, 0) " us (" f(fsl / 1000, 0) "–" f(fsh / 1000, 0) ") with one to inherit: " \
 	      f(ratio(fs, fe), 2) "x." > md
+	# A fork under profil(1) against the same fork alone (the issue: 1.2x).
+	for (i = 1; i <= n; i++) if (T[i] == "profilfork") C[i, "fork"] = kv(i, "ns/fork")
+	for (m = 1; m <= 2; m++) {
+		mode = m == 1 ? "fork" : "exec"
+		pa = cmed("profilfork", mode ":alone", 0, "fork")
+		pp = cmed("profilfork", mode ":profil", 0, "fork")
+		pc = cmed("profilfork", mode ":children", 0, "fork")
+		if (pa == "")
+			continue
+		print "" > md
+		print "fork" (mode == "exec" ? " + exec of /bin/true" : "") " + exit + wait under profil(1): " \
+		      f(pp / 1000, 0) " us, " f(ratio(pp, pa), 2) "x of the same alone (" f(pa / 1000, 0) " us); with --children " \
+		      f(pc / 1000, 0) " us, " f(ratio(pc, pa), 2) "x (target: 1.2x)." > md
+	}
 	for (i = 1; i <= n; i++) if (T[i] == "sessmem") {
 		SM[W[i], R[i], P[i], "slab"] = kv(i, "slab_kb")
 		SM[W[i], R[i], P[i], "vm"] = kv(i, "vmalloc_kb")

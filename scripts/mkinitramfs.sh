@@ -31,11 +31,16 @@ chmod 755 "$root/init"
 for f in "$@"; do
 	cp -L "$f" "$root/opt/profil/"
 	# Each library a program needs, at the path the loader looks for it.
+	# And at the path a symbolic link names (the dynamic linker is
+	# /lib64/ld-linux-x86-64.so.2 as an interpreter, and found by its
+	# real path when a new namespace needs it: LD_AUDIT, dlmopen()).
 	ldd "$f" 2>/dev/null | awk '/=>/ { print $3 } /^\t\// { print $1 }' |
 	while read -r lib; do
 		[ -e "$lib" ] || continue
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
+		for p in "$lib" "$(readlink -f "$lib")"; do
+			mkdir -p "$root$(dirname "$p")"
+			cp -L "$lib" "$root$p"
+		done
 	done
 done
 

@@ -19,10 +19,20 @@
  *			split 100 ms, exit status 7
  *	kill		split 600 ms, then SIGTERM to itself
  *	closefds	close every descriptor, then split
+ *	ready		split 300 ms, "ready" on stdout, then split until a
+ *			signal ends it (at most 20 s of CPU)
+ *	sigint		"SIGINT ignored" or "SIGINT default" on stdout: the
+ *			disposition it was started with
+ *	daemon		a forked child forks a grandchild and exits; the
+ *			command exits once the child did, and the grandchild,
+ *			orphaned, runs twenty 300 ms
+ *	twenty also names on stdout any of profil(1)'s agent's variables it
+ *	finds in its environment (a child profil did not ask for has none).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -125,6 +135,67 @@ static int exec_child(void)
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		return 1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+/*
+ * The exec'd child's twenty 300 ms; it names what it finds of profil(1)'s
+ * agent in its environment on stdout (nothing, without --children).
+ */
+static void twenty_alone(void)
+{
+	static const char *const names[] = {
+		"LD_AUDIT", "LD_PRELOAD", "PROFIL_AGENT_DIR", NULL
+	};
+	const char *const *n;
+
+	for (n = names; *n; n++)
+		if (getenv(*n))
+			printf("%s=%s\n", *n, getenv(*n));
+	fflush(stdout);
+	work(0, 0, 2, 300);
+}
+
+static int ready(void)
+{
+	work(5, 3, 2, 300);
+	printf("ready\n");
+	fflush(stdout);
+	work(5, 3, 2, 20000);
+	return 3;	/* no signal came */
+}
+
+static int sigint_disposition(void)
+{
+	struct sigaction sa;
+
+	if (sigaction(SIGINT, NULL, &sa))
+		return 1;
+	printf("SIGINT %s\n", sa.sa_handler == SIG_IGN ? "ignored" : "default");
+	return 0;
+}
+
+static int daemonize(void)
+{
+	pid_t pid = fork();
+	char c;
+	int p[2];
+
+	if (pid < 0)
+		return 1;
+	if (!pid) {
+		if (pipe(p))
+			_exit(1);
+		pid = fork();
+		if (pid)
+			_exit(pid < 0);
+		/* The grandchild: on once its parent has exited (EOF). */
+		close(p[1]);
+		if (read(p[0], &c, 1) != 0)
+			_exit(1);
+		work(0, 0, 2, 300);
+		_exit(0);
+	}
+	return waitpid(pid, NULL, 0) == pid ? 0 : 1;
 }
 
 static int fork_after_work(void)
@@ -231,7 +302,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "fork"))
 		return fork_after_work();
 	else if (!strcmp(mode, "twenty"))
-		work(0, 0, 2, 300);
+		twenty_alone();
 	else if (!strcmp(mode, "dlopen"))
 		return late_dlopen();
 	else if (!strcmp(mode, "jit"))
@@ -242,6 +313,12 @@ int main(int argc, char **argv)
 		work(5, 3, 2, 600), raise(SIGTERM);
 	else if (!strcmp(mode, "closefds"))
 		syscall(SYS_close_range, 0, ~0U, 0), work(5, 3, 2, 600);
+	else if (!strcmp(mode, "ready"))
+		return ready();
+	else if (!strcmp(mode, "sigint"))
+		return sigint_disposition();
+	else if (!strcmp(mode, "daemon"))
+		return daemonize();
 	else
 		return 2;
 	return 0;

@@ -8,7 +8,9 @@
  * record's verdict on the same program as an outside reference (root).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
@@ -30,6 +32,7 @@ struct prow {
 	char function[128];
 	char object[256];
 	char source[128];
+	char bins[16];		/* "split": shares of coarse bins */
 };
 
 struct prof {
@@ -82,6 +85,7 @@ static int prof_load(const char *path, struct prof *p)
 		snprintf(w->function, sizeof(w->function), "%s", field(&s));
 		snprintf(w->object, sizeof(w->object), "%s", field(&s));
 		snprintf(w->source, sizeof(w->source), "%s", field(&s));
+		snprintf(w->bins, sizeof(w->bins), "%s", field(&s));
 		p->n++;
 	}
 	fclose(f);
@@ -306,6 +310,22 @@ TEST_F(cmd, children_forked_and_execed)
 }
 
 /*
+ * --children: a descendant that outlives the command (orphaned, as a
+ * daemon is) is waited for and reported with the rest.
+ */
+TEST_F(cmd, children_outliving_the_command_reported)
+{
+	const char *opts[] = { "--children", NULL };
+
+	ASSERT_EQ(0, RUN(opts, "cmd_subject", "daemon", NULL))
+		TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	/* 300 ms of twenty, less the tenth spent reading the clock. */
+	EXPECT_LT(200, samples_of(&self->p, "all", "twenty"))
+		TH_LOG("%s", self->p.header);
+}
+
+/*
  * A child forked after its parent's work counts from zero: the parent's
  * samples before the fork are the parent's alone.
  */
@@ -333,6 +353,8 @@ TEST_F(cmd, children_left_alone_without_the_option)
 {
 	ASSERT_EQ(0, RUN(NULL, "cmd_subject", "exec", NULL))
 		TH_LOG("%s", self->r.stderr_text);
+	/* The child saw no agent in its environment (cmd_subject.c). */
+	EXPECT_STREQ("", self->r.stdout_text);
 	LOAD();
 	EXPECT_EQ(0, samples_of(&self->p, "all", "twenty"));
 	/* 300 ms of fifty, less the tenth of it spent reading the clock. */
@@ -403,6 +425,94 @@ TEST_F(cmd, library_dlopened_after_start)
 	EXPECT_LT(50.0, top->pct);	/* 80% by construction */
 }
 
+/* Copy @from to @to (mode 0755); 0 or -1. */
+static int copy_to(const char *from, const char *to)
+{
+	char buf[65536];
+	ssize_t n = 0;
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			n = -1;
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out))
+		n = -1;
+	return in < 0 || out < 0 || n < 0 ? -1 : 0;
+}
+
+/*
+ * cmd_plughost MODE under profil, from a directory of its own with its
+ * plugin in plug/, where only its RUNPATH ($ORIGIN/plug) finds it: it must
+ * load and say so exactly as alone, and dl_work() be where the time went.
+ */
+static void plughost(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(cmd) *self, const char *mode)
+{
+	char top[64], plug[96], host[96], lib[128], from[4096];
+	const struct prow *top_fn;
+	unsigned long dl, all;
+
+	snprintf(top, sizeof(top), "/tmp/profil_plug.%d", getpid());
+	snprintf(plug, sizeof(plug), "%s/plug", top);
+	snprintf(host, sizeof(host), "%s/cmd_plughost", top);
+	snprintf(lib, sizeof(lib), "%s/libcmd_dl.so", plug);
+	ASSERT_EQ(0, mkdir(top, 0755));
+	ASSERT_EQ(0, mkdir(plug, 0755));
+	subject(from, sizeof(from), self->dir, "cmd_plughost");
+	ASSERT_EQ(0, copy_to(from, host));
+	subject(from, sizeof(from), self->dir, "libcmd_dl.so");
+	ASSERT_EQ(0, copy_to(from, lib));
+	EXPECT_EQ(0, profil_run(&self->r, self->profil, self->csv, NULL, host,
+				mode, NULL))
+		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_STREQ("loaded\n", self->r.stdout_text);
+	unlink(lib);
+	unlink(host);
+	rmdir(plug);
+	rmdir(top);
+	LOAD();
+	top_fn = top_row(&self->p, "all");
+	ASSERT_NE(NULL, top_fn);
+	EXPECT_STREQ("dl_work", top_fn->function);
+	EXPECT_NE(NULL, strstr(top_fn->object, "libcmd_dl.so"));
+	dl = samples_of(&self->p, "all", "dl_work");
+	all = samples_of(&self->p, "all", NULL);
+	/* 400 ms of dl_work(), and the start of the program (its dynamic
+	 * linker's work is counted), at 1000 Hz. */
+	EXPECT_LT(300, dl);
+	EXPECT_LT(60.0, 100.0 * dl / (all ? all : 1)) TH_LOG("%lu of %lu", dl, all);
+}
+
+/*
+ * A plugin found through the host's RUNPATH: dlopen() resolves against its
+ * caller, which must still be the host (no wrapper in between).
+ */
+TEST_F(cmd, plugin_found_through_the_hosts_runpath)
+{
+	plughost(_metadata, self, "dlopen");
+}
+
+/* dlmopen(LM_ID_NEWLM): a namespace of its own, still profiled. */
+TEST_F(cmd, plugin_in_a_namespace_of_its_own)
+{
+	plughost(_metadata, self, "dlmopen");
+}
+
+/* Opened by a relative name, then a chdir(): still named, still found. */
+TEST_F(cmd, plugin_opened_by_a_relative_name)
+{
+	plughost(_metadata, self, "relative");
+}
+
+/* dlclose() and a second dlopen(): both halves counted. */
+TEST_F(cmd, plugin_closed_and_opened_again)
+{
+	plughost(_metadata, self, "dlclose");
+}
+
 TEST_F(cmd, code_in_no_object_has_a_line_of_its_own)
 {
 	const struct prow *top;
@@ -446,15 +556,136 @@ TEST_F(cmd, stdio_and_exit_status_passed_through)
 	EXPECT_LT(0, samples_of(&self->p, "all", "fifty"));
 }
 
-TEST_F(cmd, killed_by_a_signal_reported_and_128_plus_n)
+/*
+ * An AddressSanitizer program, whose runtime insists on coming first in
+ * the objects: the agent is not one of them (LD_AUDIT), so it runs.
+ */
+TEST_F(cmd, address_sanitizer_program_runs_and_is_profiled)
+{
+	EXPECT_EQ(0, RUN(NULL, "cmd_subject_asan", "split", "1000"))
+		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_EQ(NULL, strstr(self->r.stderr_text, "ASan"))
+		TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	EXPECT_SANE_SPLIT(&self->p);
+}
+
+/* A command killed by a signal: the report, then profil dies by it too. */
+TEST_F(cmd, killed_by_a_signal_reported_and_raised_again)
 {
 	RUN(NULL, "cmd_subject", "kill", NULL);
-	ASSERT_TRUE(WIFEXITED(self->r.status));
-	EXPECT_EQ(128 + SIGTERM, WEXITSTATUS(self->r.status));
+	ASSERT_TRUE(WIFSIGNALED(self->r.status)) TH_LOG("status %#x", self->r.status);
+	EXPECT_EQ(SIGTERM, WTERMSIG(self->r.status));
 	EXPECT_NE(NULL, strstr(self->r.stderr_text, "killed by signal 15"))
 		TH_LOG("%s", self->r.stderr_text);
 	LOAD();
 	EXPECT_SANE_SPLIT(&self->p);
+}
+
+/*
+ * profil -f csv -o CSV [OPTS] -- cmd_subject MODE with TMPDIR a directory
+ * of the test's own (@tmp, made empty); started, not waited for.
+ */
+static int start_in_tmp(FIXTURE_DATA(cmd) *self, char tmp[64],
+			const char *output, const char *mode)
+{
+	char bin[4096], env_tmp[80];
+	char *env[] = { env_tmp, NULL };
+	const char *argv[] = { self->profil, "-f", "csv", "-o", output, "--",
+			       bin, mode, NULL };
+
+	snprintf(tmp, 64, "/tmp/profil_cmd_tmp.%d", getpid());
+	snprintf(env_tmp, sizeof(env_tmp), "TMPDIR=%s", tmp);
+	subject(bin, sizeof(bin), self->dir, "cmd_subject");
+	if (mkdir(tmp, 0700) && errno != EEXIST)
+		return -1;
+	return run_start(&self->r, self->profil, (char *const *)argv, env);
+}
+
+/* Entries left in @tmp; the directory goes. */
+static int left_in_tmp(const char *tmp)
+{
+	DIR *d = opendir(tmp);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	rmdir(tmp);
+	return d ? n : -1;
+}
+
+/*
+ * SIGTERM to profil reaches the command; profil reports what ran, removes
+ * its directory and ends by SIGTERM itself.
+ */
+TEST_F(cmd, sigterm_to_profil_passed_on_report_then_raised)
+{
+	char tmp[64], line[16] = "";
+
+	ASSERT_EQ(0, start_in_tmp(self, tmp, self->csv, "ready"));
+	/* The command has run 300 ms and armed long before "ready". */
+	EXPECT_EQ(6, read(self->r.out, line, 6));
+	EXPECT_STREQ("ready\n", line);
+	EXPECT_EQ(0, kill(self->r.pid, SIGTERM));
+	run_finish(&self->r);
+	ASSERT_TRUE(WIFSIGNALED(self->r.status)) TH_LOG("status %#x: %s",
+		self->r.status, self->r.stderr_text);
+	EXPECT_EQ(SIGTERM, WTERMSIG(self->r.status));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "killed by signal 15"))
+		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_EQ(0, left_in_tmp(tmp));
+	LOAD();
+	EXPECT_LT(100, samples_of(&self->p, "all", NULL));
+}
+
+/* A command started with SIGINT ignored (nohup, a shell's &) keeps it so. */
+TEST_F(cmd, sigint_ignored_on_entry_stays_ignored_in_the_command)
+{
+	char tmp[64];
+
+	signal(SIGINT, SIG_IGN);
+	ASSERT_EQ(0, start_in_tmp(self, tmp, self->csv, "sigint"));
+	signal(SIGINT, SIG_DFL);
+	EXPECT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.stderr_text);
+	EXPECT_STREQ("SIGINT ignored\n", self->r.stdout_text);
+	EXPECT_EQ(0, left_in_tmp(tmp));
+	ASSERT_EQ(0, start_in_tmp(self, tmp, self->csv, "sigint"));
+	EXPECT_EQ(0, run_finish(&self->r));
+	EXPECT_STREQ("SIGINT default\n", self->r.stdout_text);
+	EXPECT_EQ(0, left_in_tmp(tmp));
+}
+
+/* A report that cannot be written fails profil, though the command did not. */
+TEST_F(cmd, report_that_cannot_be_written_is_an_error)
+{
+	char tmp[64];
+
+	ASSERT_EQ(0, start_in_tmp(self, tmp, "/nonexistent/profil.csv", "sigint"));
+	run_finish(&self->r);
+	ASSERT_TRUE(WIFEXITED(self->r.status));
+	EXPECT_EQ(1, WEXITSTATUS(self->r.status));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "/nonexistent/profil.csv"))
+		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_EQ(0, left_in_tmp(tmp));
+}
+
+/* A command that cannot be executed leaves no directory behind. */
+TEST_F(cmd, exec_failure_leaves_nothing_behind)
+{
+	char tmp[64], env_tmp[80];
+	char *env[] = { env_tmp, NULL };
+	const char *argv[] = { self->profil, "--", "/etc/passwd", NULL };
+
+	snprintf(tmp, sizeof(tmp), "/tmp/profil_cmd_tmp.%d", getpid());
+	snprintf(env_tmp, sizeof(env_tmp), "TMPDIR=%s", tmp);
+	ASSERT_EQ(0, mkdir(tmp, 0700));
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)argv, env));
+	run_finish(&self->r);
+	EXPECT_EQ(126, WEXITSTATUS(self->r.status)) TH_LOG("%s", self->r.stderr_text);
+	EXPECT_EQ(0, left_in_tmp(tmp));
 }
 
 TEST_F(cmd, program_that_closes_every_descriptor)
@@ -490,6 +721,23 @@ TEST_F(cmd, static_program_refused_with_a_hint)
 	EXPECT_NE(NULL, strstr(self->r.stderr_text, "statically linked"));
 	EXPECT_NE(NULL, strstr(self->r.stderr_text, "-lprofil"));
 	EXPECT_NE(0, access(self->csv, F_OK));
+}
+
+/* Found through an empty PATH element (the current directory), as execvp(). */
+TEST_F(cmd, static_program_found_through_an_empty_path_element)
+{
+	char cwd[4096], env_path[] = "PATH=/usr/bin::/bin";
+	char *env[] = { env_path, NULL };
+	const char *argv[] = { self->profil, "cmd_subject_static", "split", NULL };
+
+	ASSERT_NE(NULL, getcwd(cwd, sizeof(cwd)));
+	ASSERT_EQ(0, chdir(self->dir));
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)argv, env));
+	EXPECT_EQ(0, chdir(cwd));
+	run_finish(&self->r);
+	ASSERT_TRUE(WIFEXITED(self->r.status));
+	EXPECT_EQ(125, WEXITSTATUS(self->r.status)) TH_LOG("%s", self->r.stderr_text);
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "statically linked"));
 }
 
 TEST_F(cmd, bad_usage)
@@ -536,6 +784,7 @@ static int run_limited(struct run *r, const char *profil, const char *csv,
 TEST_F(cmd, memlock_short_coarser_bins_first)
 {
 	char b[4096];
+	int i, split = 0;
 
 	subject(b, sizeof(b), self->dir, "cmd_subject");
 	ASSERT_EQ(0, run_limited(&self->r, self->profil, self->csv, b, 512));
@@ -545,6 +794,19 @@ TEST_F(cmd, memlock_short_coarser_bins_first)
 	EXPECT_NE(NULL, strstr(self->p.header, "bins of 4 to "))
 		TH_LOG("%s", self->p.header);
 	EXPECT_SANE_SPLIT(&self->p);
+	/* Rows of coarse bins say so, and name no line; the fine ones not. */
+	for (i = 0; i < self->p.n; i++) {
+		const struct prow *w = &self->p.rows[i];
+
+		if (!strcmp(w->bins, "split")) {
+			split++;
+			EXPECT_STREQ("", w->source);
+			EXPECT_EQ(NULL, strstr(w->object, "cmd_subject"));
+		}
+		if (!strcmp(w->function, "fifty") || !strcmp(w->function, "thirty"))
+			EXPECT_STREQ("", w->bins);
+	}
+	EXPECT_LT(0, split);
 }
 
 TEST_F(cmd, memlock_far_too_short_says_what_is_needed)
@@ -562,7 +824,8 @@ TEST_F(cmd, memlock_far_too_short_says_what_is_needed)
 	close(saved);
 	read_all(e[0], err, sizeof(err));
 	close(e[0]);
-	EXPECT_EQ(0, self->r.status);	/* the program's */
+	/* The program ran and exited 0, but there is no report: 1. */
+	EXPECT_EQ(1, WEXITSTATUS(self->r.status));
 	EXPECT_NE(NULL, strstr(err, "RLIMIT_MEMLOCK (0 KiB) is too small")) TH_LOG("%s", err);
 	EXPECT_NE(NULL, strstr(err, "ulimit -l"));
 	EXPECT_NE(0, access(self->csv, F_OK));
@@ -619,6 +882,201 @@ TEST_F(cmd, perf_record_agrees_on_the_top_function)
 	unlink(data);
 	EXPECT_STREQ(top->function, sym) TH_LOG("profil: %s %.1f%%; perf: %s",
 						top->function, top->pct, sym);
+}
+
+/* --- programs nobody here wrote, against perf record ------------------ */
+
+#define REAL_TOL	3.0	/* points of % between profil and perf */
+
+struct shares {
+	char stem[32][64];
+	double pct[32];
+	int n;
+};
+
+/* "/lib/x86_64-linux-gnu/liblzma.so.5" and "liblzma.so.5.4.1": "liblzma". */
+static void stem_of(const char *path, char *out, size_t len)
+{
+	const char *b = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+	snprintf(out, len, "%s", b);
+	if (strstr(out, ".so"))
+		*strstr(out, ".so") = '\0';
+}
+
+static void shares_add(struct shares *s, const char *path, double v)
+{
+	char stem[64];
+	int i;
+
+	stem_of(path, stem, sizeof(stem));
+	for (i = 0; i < s->n && strcmp(s->stem[i], stem); i++)
+		;
+	if (i == s->n) {
+		if (s->n == 32)
+			return;
+		snprintf(s->stem[s->n++], sizeof(s->stem[0]), "%s", stem);
+	}
+	s->pct[i] += v;
+}
+
+static void shares_norm(struct shares *s)
+{
+	double all = 0;
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		all += s->pct[i];
+	for (i = 0; i < s->n && all > 0; i++)
+		s->pct[i] = 100.0 * s->pct[i] / all;
+}
+
+static double share_of(const struct shares *s, const char *stem)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->stem[i], stem))
+			return s->pct[i];
+	return 0;
+}
+
+/*
+ * Code in an object of a file, as both name it (not "[vdso]", "[unknown]"),
+ * but the dynamic linker's: perf charges it the kernel's work of exec (the
+ * first user PC of a new program is the linker's), which profil cannot
+ * count (no agent has armed yet), and the mapping it does before it
+ * reports the program to the agent.
+ */
+static int real_object(const char *o)
+{
+	return o[0] && o[0] != '[' && !strstr(o, "ld-linux");
+}
+
+/* @n bytes of text (words from a generator) in @path: as xz sees logs. */
+static int make_text(const char *path, size_t n)
+{
+	static const char *const words[] = {
+		"profil", "kernel", "sample", "the", "of", "histogram", "bins",
+		"a", "process", "and", "clock", "gprof", "to", "in", "memory",
+	};
+	unsigned int x = 12345;
+	FILE *f = fopen(path, "we");
+	size_t done = 0;
+
+	while (f && done < n) {
+		x = x * 1103515245 + 12345;
+		done += fprintf(f, "%s%c", words[(x >> 16) % 15],
+				(x >> 8) % 11 ? ' ' : '\n');
+	}
+	return f && !fclose(f) ? 0 : -1;
+}
+
+/*
+ * sh -c @cmd under profil --children and under perf record (cpu-clock,
+ * which follows children too), as root: each object's share of the samples
+ * in objects both can name, within REAL_TOL points.
+ */
+static void real_agrees(struct __test_metadata *_metadata,
+			FIXTURE_DATA(cmd) *self, const char *cmd, double tol)
+{
+	char perf[4096], data[64], pipe_cmd[16384], line[512], dso[256];
+	char sh[4096];
+	const char *argv[] = { self->profil, "--children", "-f", "csv", "-o",
+			       self->csv, "--", sh, "-c", cmd, NULL };
+	struct shares pr = { 0 }, pe = { 0 };
+	int i, charged = 0;
+	FILE *f;
+
+	if (geteuid())
+		SKIP(return, "perf_event_paranoid keeps perf from users");
+	subject(perf, sizeof(perf), self->dir, "perf");
+	ASSERT_EQ(0, access(perf, X_OK)) TH_LOG("no perf in the guest");
+	subject(sh, sizeof(sh), self->dir, "dash");	/* Debian's sh */
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)argv, NULL));
+	ASSERT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	for (i = 0; i < self->p.n; i++)
+		if (!strcmp(self->p.rows[i].proc, "all") &&
+		    real_object(self->p.rows[i].object))
+			shares_add(&pr, self->p.rows[i].object, self->p.rows[i].samples);
+	/*
+	 * perf's samples of every mode, each charged where profil charges
+	 * it: a sample in the kernel to the user PC it entered from, the
+	 * first frame of its call chain that is not the kernel's.
+	 */
+	snprintf(data, sizeof(data), "/tmp/perf.%d.data", getpid());
+	snprintf(pipe_cmd, sizeof(pipe_cmd),
+		 "%s record -q -N -e cpu-clock -g -F 1000 -o %s -- %s -c '%s' > /dev/null 2>&1 && "
+		 "%s script -i %s -F ip,dso 2> /dev/null", perf, data, sh, cmd, perf, data);
+	f = popen(pipe_cmd, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '\n') {
+			charged = 0;		/* the next sample */
+			continue;
+		}
+		if (charged || sscanf(line, " %*x (%255[^)])", dso) != 1 ||
+		    !strcmp(dso, "[kernel.kallsyms]"))
+			continue;
+		charged = 1;
+		if (real_object(dso))
+			shares_add(&pe, dso, 1);
+	}
+	pclose(f);
+	unlink(data);
+	shares_norm(&pr);
+	shares_norm(&pe);
+	ASSERT_LT(0, pe.n) TH_LOG("perf named no object");
+	for (i = 0; i < pe.n; i++) {
+		EXPECT_NEAR(pe.pct[i], share_of(&pr, pe.stem[i]), tol);
+		TH_LOG("%s: perf %.1f%%, profil %.1f%%", pe.stem[i], pe.pct[i],
+		       share_of(&pr, pe.stem[i]));
+	}
+	for (i = 0; i < pr.n; i++)
+		EXPECT_NEAR(share_of(&pe, pr.stem[i]), pr.pct[i], tol)
+			TH_LOG("%s: profil %.1f%%", pr.stem[i], pr.pct[i]);
+}
+
+/* xz's LZMA2 at preset 6e with a 256 KiB dictionary: hard work, little memory. */
+#define REAL_XZ		"-T1 --lzma2=preset=6e,dict=256KiB -c"
+
+/* Debian's xz on 512 KiB of text: liblzma's, xz's and libc's shares. */
+TEST_F(cmd, real_program_xz_agrees_with_perf_by_object)
+{
+	char in[64], cmd[8192], xz[4096];
+
+	subject(xz, sizeof(xz), self->dir, "xz");
+	snprintf(in, sizeof(in), "/tmp/real.%d.txt", getpid());
+	ASSERT_EQ(0, make_text(in, 512 << 10));
+	snprintf(cmd, sizeof(cmd), "%s " REAL_XZ " %s > /dev/null", xz, in);
+	real_agrees(_metadata, self, cmd, REAL_TOL);
+	unlink(in);
+}
+
+/*
+ * A shell pipeline under --children, three processes of two programs:
+ * gzip -9, gzip -d, then xz, each its own process in Debian's dash.
+ */
+TEST_F(cmd, real_pipeline_gzip_into_xz_agrees_with_perf_by_object)
+{
+	char in[64], cmd[16384], xz[4096], gz[4096];
+
+	subject(xz, sizeof(xz), self->dir, "xz");
+	subject(gz, sizeof(gz), self->dir, "gzip");
+	snprintf(in, sizeof(in), "/tmp/real.%d.txt", getpid());
+	ASSERT_EQ(0, make_text(in, 512 << 10));
+	snprintf(cmd, sizeof(cmd), "%s -9 -c %s | %s -d | %s " REAL_XZ " > /dev/null",
+		 gz, in, gz, xz);
+	/*
+	 * 7 points, not 3: in this pipeline libc gets 4 to 5 points more from
+	 * profil than from perf, and gzip 3 to 4 fewer (6.12, 7.3).  Not yet
+	 * explained; the suspect is the exit and exec of four processes whose
+	 * 2 MiB of pinned bins go with them, kernel work charged to libc's
+	 * _exit and execve.  A process --children missed is 17 points or more.
+	 */
+	real_agrees(_metadata, self, cmd, REAL_TOL + 4);
+	unlink(in);
 }
 
 TEST_HARNESS_MAIN

@@ -1,23 +1,39 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * profil(1)'s agent, preloaded into the program it runs (LD_PRELOAD).
+ * profil(1)'s agent, an audit module of the dynamic linker (LD_AUDIT,
+ * rtld-audit(7)) in the program it runs.  It wraps nothing and binds no
+ * symbol: every dlopen() resolves as it would without it (against its
+ * caller's RUNPATH, $ORIGIN and namespace), and it lives in a link-map
+ * namespace of its own, so the program's objects are in the order and
+ * number they would be (an ASan runtime still first).
  *
- * Before main() it arms one session of /dev/profil over the executable
- * segments of every loaded object (dl_iterate_phdr()), 32-bit bins, and
+ * As soon as the linker reports the program it arms over the program and
+ * the linker (whose mapping and relocation of the libraries is work of the
+ * program's too); once the objects are loaded (the first
+ * LA_ACT_CONSISTENT) it arms one session of /dev/profil over the
+ * executable segments of every object the linker reported (la_objopen(),
+ * any namespace), 32-bit bins, and
  * one bin for PCs in none of them; the bins, a header naming each object
  * and the profil_output_ctl live in one image that the kernel writes to
  * the directory profil(1) made when the arm ends (profile-file.h): at
  * exit, _exit, a fatal signal, exec, or a re-arm.  So nothing here needs
  * to run at the end, nor a descriptor to stay open: the program may close
  * them all.  What does run at exit(3) adds the session's counters to the
- * header.  A dlopen() that brings new objects re-arms over a new image;
+ * header.  A dlopen(), dlmopen() or dlclose() that changed the objects
+ * re-arms over a new image when the linker says they are consistent again;
  * the old arm's file is written then, so each sample is in one file.
+ * A process profil(1) did not ask for gets la_version() 0: the linker
+ * unloads the agent, and the process runs as it would without it.
  *
  * The environment, set by profil(1):
  *	PROFIL_AGENT_DIR	the directory of the files
  *	PROFIL_AGENT_RATE	Hz
- *	PROFIL_AGENT_PID	the process to profile, without ...
- *	PROFIL_AGENT_CHILDREN	... which every process is, children included
+ *	PROFIL_AGENT_PID	the process to profile (and what it execs),
+ *				without ...
+ *	PROFIL_AGENT_CHILDREN	... which every process is, children included;
+ *				without it, a forked child loses LD_AUDIT's
+ *				agent and these (agent_scrub_env())
+ *	PROFIL_AGENT_LD_AUDIT	LD_AUDIT before profil(1) added the agent
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -44,6 +60,7 @@
 #define AGENT_MIN_SHIFT	2	/* a bin for each 4 bytes of text */
 #define AGENT_MAX_SHIFT	12	/* 4 KiB a bin: RLIMIT_MEMLOCK is short */
 #define AGENT_MAX_SEGS	(PROFIL_MAX_REGIONS - 1) /* and the nowhere bin */
+#define AGENT_MAX_OBJS	1024	/* the objects followed; more count as nowhere */
 
 struct agent_seg {
 	uintptr_t start, end, bias;
@@ -61,7 +78,7 @@ struct agent_layout {
 
 static struct {
 	/*
-	 * Taken to arm (the constructor, dlopen()), at exit, and across
+	 * Taken to arm (la_activity()), at exit, and across
 	 * fork() (pthread_atfork()), so that a child never copies an image
 	 * half made; everything below is under it.
 	 */
@@ -70,59 +87,81 @@ static struct {
 	char exe[PATH_MAX];
 	unsigned int rate;
 	int inherit;
-	unsigned long long adds;	/* dlpi_adds when the segments were read */
+	/* The objects the linker reported, in its order, and whether they
+	 * changed since the last arm. */
+	struct link_map *objs[AGENT_MAX_OBJS];
+	char *paths[AGENT_MAX_OBJS];	/* a relative name made absolute */
+	unsigned int nr_objs;
+	int changed;
 	struct agent_seg segs[AGENT_MAX_SEGS];
 	unsigned int nr_segs;
 	struct profil_region regions[PROFIL_MAX_REGIONS];
 	struct agent_layout layout;	/* of image */
 	void *image;			/* the armed image, or NULL */
 	unsigned int arms;
+	int ending;			/* the program is exiting */
+	int whole;			/* armed over every object once */
+	char ***environ;		/* the program's libc's environ */
+	const char *interp;		/* the dynamic linker's name */
+	char *audit_was;		/* "LD_AUDIT=" what it was, or NULL */
 	uint64_t cpu_start_ns;		/* process CPU time at the first arm */
 } agent = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* --- the objects ----------------------------------------------------- */
 
-static int agent_is_vdso(const struct dl_phdr_info *info)
+static int agent_is_vdso(const ElfW(Phdr) *phdr)
 {
 	uintptr_t ehdr = getauxval(AT_SYSINFO_EHDR);
 
-	return ehdr && (uintptr_t)info->dlpi_phdr - ehdr < 0x10000;
+	return ehdr && (uintptr_t)phdr - ehdr < 0x10000;
 }
 
-static uint32_t agent_kind(const struct dl_phdr_info *info, const char **name)
+static uint32_t agent_kind(const struct link_map *map, const ElfW(Phdr) *phdr,
+			   const char **name)
 {
-	if (agent_is_vdso(info)) {
+	if (agent_is_vdso(phdr)) {
 		*name = "[vdso]";
 		return PROFILE_REGION_VDSO;
 	}
-	if (!info->dlpi_name[0]) {
+	if (map == agent.objs[0] && !map->l_name[0]) {
 		*name = agent.exe;
 		return PROFILE_REGION_EXE;
 	}
-	*name = info->dlpi_name;
+	if (agent.interp && map->l_addr == getauxval(AT_BASE)) {
+		*name = agent.interp;
+		return PROFILE_REGION_LIB;
+	}
+	*name = map->l_name;
 	return PROFILE_REGION_LIB;
 }
 
-static int agent_collect(struct dl_phdr_info *info, size_t size, void *data)
+/*
+ * A name as the process opened it may be relative ("./x.so", a relative
+ * LD_LIBRARY_PATH): made absolute while the directory it was opened in
+ * is still the current one, so that it names the same file to profil(1).
+ */
+static char *agent_abs_path(const char *name)
 {
-	const char *name;
-	uint32_t kind = agent_kind(info, &name);
+	return name[0] && name[0] != '/' ? realpath(name, NULL) : NULL;
+}
+
+/* Executable segments of @phdr[@n] at @bias into agent.segs; 1: full. */
+static int agent_add_segs(const ElfW(Phdr) *phdr, int n, uintptr_t bias,
+			  const char *name, uint32_t kind)
+{
 	int i;
 
-	(void)data;
-	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
-		agent.adds = info->dlpi_adds;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+	for (i = 0; i < n; i++) {
+		const ElfW(Phdr) *ph = &phdr[i];
 		struct agent_seg *s = &agent.segs[agent.nr_segs];
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !ph->p_memsz)
 			continue;
 		if (agent.nr_segs == AGENT_MAX_SEGS)
 			return 1;	/* the rest count as nowhere */
-		s->start = info->dlpi_addr + ph->p_vaddr;
+		s->start = bias + ph->p_vaddr;
 		s->end = s->start + ph->p_memsz;
-		s->bias = info->dlpi_addr;
+		s->bias = bias;
 		s->name = name;
 		s->kind = kind;
 		agent.nr_segs++;
@@ -130,11 +169,51 @@ static int agent_collect(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-static unsigned long long agent_adds(void)
+/* @map's executable segments into agent.segs; 1 when they are full. */
+static int agent_collect(struct link_map *map, const char *path)
 {
+	const ElfW(Phdr) *phdr;
+	const char *name;
+	uint32_t kind;
+	int n = dlinfo(map, RTLD_DI_PHDR, &phdr);
+
+	if (n <= 0)
+		return 0;
+	kind = agent_kind(map, phdr, &name);
+	return agent_add_segs(phdr, n, map->l_addr, path ?: name, kind);
+}
+
+/*
+ * The dynamic linker's own text, from its ELF header in memory (AT_BASE),
+ * and its name, the program's PT_INTERP: what runs while the program's
+ * objects are mapped and relocated, before the linker reports them
+ * consistent.
+ */
+static int agent_collect_ldso(struct link_map *main)
+{
+	const ElfW(Ehdr) *eh = (const void *)getauxval(AT_BASE);
+	const ElfW(Phdr) *phdr;
+	int i, n = dlinfo(main, RTLD_DI_PHDR, &phdr);
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return 0;
+	for (i = 0; i < n && !agent.interp; i++)
+		if (phdr[i].p_type == PT_INTERP)
+			agent.interp = (const char *)(main->l_addr + phdr[i].p_vaddr);
+	return agent_add_segs((const void *)((const char *)eh + eh->e_phoff),
+			      eh->e_phnum, (uintptr_t)eh,
+			      agent.interp ?: "ld.so", PROFILE_REGION_LIB);
+}
+
+static void agent_read_segs(void)
+{
+	unsigned int i;
+
 	agent.nr_segs = 0;
-	dl_iterate_phdr(agent_collect, NULL);
-	return agent.adds;
+	for (i = 0; i < agent.nr_objs; i++)
+		if (agent_collect(agent.objs[i], agent.paths[i]))
+			break;
+	agent.changed = 0;
 }
 
 /* --- the image ------------------------------------------------------- */
@@ -147,6 +226,13 @@ static size_t agent_nr_bins(const struct agent_seg *s, unsigned int shift)
 static size_t align8(size_t n)
 {
 	return (n + 7) & ~(size_t)7;
+}
+
+static size_t align_page(size_t n)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	return (n + page - 1) & ~(page - 1);
 }
 
 /* Every segment's bins of 1 << @shift bytes. */
@@ -189,7 +275,8 @@ static void agent_plan(struct agent_layout *l)
 	l->names_size = 1;	/* "", the nowhere bin's */
 	for (i = 0; i < agent.nr_segs; i++)
 		l->names_size += strlen(agent.segs[i].name) + 1;
-	off = align8(l->names_off + l->names_size);
+	/* The bins and the control word on pages of their own (agent_image()). */
+	off = align_page(l->names_off + l->names_size);
 	for (i = 0; i < agent.nr_segs; i++) {
 		l->bins_off[i] = off;
 		off += agent_nr_bins(&agent.segs[i], l->shift[i]) * sizeof(uint32_t);
@@ -197,7 +284,7 @@ static void agent_plan(struct agent_layout *l)
 	l->bins_off[i] = off;		/* the nowhere bin */
 	l->head_size = off + sizeof(uint32_t);
 	l->ctl_off = align8(l->head_size);
-	l->size = align8(l->ctl_off + sizeof(struct profil_output_ctl));
+	l->size = align_page(l->ctl_off + sizeof(struct profil_output_ctl));
 }
 
 static void agent_region(struct profile_file_region *fr,
@@ -235,6 +322,21 @@ static void agent_nowhere(struct profile_file_region *fr,
 	r->flags = PROFIL_REGION_U32 | PROFIL_REGION_OVERFLOW;
 }
 
+/*
+ * What a fork does with an image: its pages are pinned, and a fork copies
+ * pinned pages at once.  A child that is not profiled gets none of it
+ * (MADV_DONTFORK); one that is gets the header copied and its bins and
+ * control word as zeroed pages, with nothing copied (MADV_WIPEONFORK),
+ * and agent_child() makes them its own.
+ */
+static int agent_fork_advice(char *image, const struct agent_layout *l)
+{
+	if (!agent.inherit)
+		return madvise(image, l->size, MADV_DONTFORK);
+	return madvise(image + l->bins_off[0], l->size - l->bins_off[0],
+		       MADV_WIPEONFORK);
+}
+
 /* A new image for the segments read last, its regions in agent.regions. */
 static void *agent_image(const struct agent_layout *l)
 {
@@ -248,6 +350,10 @@ static void *agent_image(const struct agent_layout *l)
 
 	if (image == MAP_FAILED)
 		return NULL;
+	if (agent_fork_advice(image, l)) {
+		munmap(image, l->size);
+		return NULL;
+	}
 	memcpy(h->magic, PROFILE_FILE_MAGIC, sizeof(h->magic));
 	h->hdr_size = sizeof(*h);
 	h->region_size = sizeof(*fr);
@@ -421,17 +527,46 @@ static void agent_parent(void)
 	pthread_mutex_unlock(&agent.lock);
 }
 
-/* A forked child counts into its own copy: from zero, under its pid. */
+/*
+ * A child profil(1) did not ask for gets the environment the program was
+ * given, without LD_AUDIT's agent and PROFIL_AGENT_*, so that it and what
+ * it execs run as they would alone.  Only moves pointers (after a fork).
+ */
+static void agent_scrub_env(void)
+{
+	char **env = agent.environ ? *agent.environ : NULL, **w = env;
+
+	for (; env && *env; env++) {
+		if (!strncmp(*env, "PROFIL_AGENT_", 13))
+			continue;
+		if (!strncmp(*env, "LD_AUDIT=", 9)) {
+			if (agent.audit_was)
+				*w++ = agent.audit_was;
+			continue;
+		}
+		*w++ = *env;
+	}
+	if (w)
+		*w = NULL;
+}
+
+/*
+ * A forked child that is profiled counts into its own bins, zeroed pages
+ * (agent_fork_advice()), under its pid, once its control word says so.
+ * One that is not has no image and loses the agent's environment.
+ */
 static void agent_child(void)
 {
 	struct profile_file_hdr *h = agent.image;
 
-	if (h) {
-		memset((char *)h + agent.layout.bins_off[0], 0,
-		       agent.layout.head_size - agent.layout.bins_off[0]);
+	if (!agent.inherit) {
+		agent.image = NULL;
+		agent_scrub_env();
+	} else if (h) {
 		h->pid = getpid();
 		h->flags = 0;
 		h->cpu_start_ns = agent.cpu_start_ns = agent_cpu_ns();
+		((struct profil_output_ctl *)((char *)h + agent.layout.ctl_off))->enable = 1;
 	}
 	pthread_mutex_unlock(&agent.lock);
 }
@@ -442,6 +577,7 @@ static int agent_wanted(void)
 	const char *dir = getenv("PROFIL_AGENT_DIR");
 	const char *pid = getenv("PROFIL_AGENT_PID");
 	const char *rate = getenv("PROFIL_AGENT_RATE");
+	const char *was = getenv("PROFIL_AGENT_LD_AUDIT");
 	ssize_t n;
 
 	if (!dir || strlen(dir) >= sizeof(agent.dir))
@@ -451,25 +587,123 @@ static int agent_wanted(void)
 		return 0;
 	strcpy(agent.dir, dir);
 	agent.rate = rate ? strtoul(rate, NULL, 10) : 0;
+	if (was && asprintf(&agent.audit_was, "LD_AUDIT=%s", was) < 0)
+		agent.audit_was = NULL;
 	n = readlink("/proc/self/exe", agent.exe, sizeof(agent.exe) - 1);
 	agent.exe[n > 0 ? n : 0] = '\0';
 	return 1;
 }
 
-__attribute__((constructor)) static void agent_start(void)
+/* --- the dynamic linker's audit interface (rtld-audit(7)) --------------- */
+
+#define AGENT_API __attribute__((visibility("default")))
+
+AGENT_API unsigned int la_version(unsigned int version)
+{
+	if (version < 1 || !agent_wanted())
+		return 0;
+	return version < LAV_CURRENT ? version : LAV_CURRENT;
+}
+
+/*
+ * The program reported, its libraries not yet: arm over it and the dynamic
+ * linker, which maps and relocates the rest now, so that this work is
+ * counted too.  The first LA_ACT_CONSISTENT, after relocation, arms over
+ * everything; that is where a failure is reported.
+ */
+static void agent_arm_startup(struct link_map *main)
+{
+	agent.nr_segs = 0;
+	if (agent_collect(main, NULL) || agent_collect_ldso(main))
+		return;
+	agent.cpu_start_ns = agent_cpu_ns();
+	agent_arm();
+}
+
+/* An object in any namespace but ours: followed; no symbol is bound. */
+AGENT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid,
+				  uintptr_t *cookie)
+{
+	(void)lmid;
+	pthread_mutex_lock(&agent.lock);
+	*cookie = (uintptr_t)map;
+	if (agent.nr_objs < AGENT_MAX_OBJS) {
+		agent.paths[agent.nr_objs] = agent_abs_path(map->l_name);
+		agent.objs[agent.nr_objs++] = map;
+		agent.changed = 1;
+	}
+	if (agent.nr_objs == 1 && !agent.arms)
+		agent_arm_startup(map);
+	pthread_mutex_unlock(&agent.lock);
+	return 0;
+}
+
+AGENT_API unsigned int la_objclose(uintptr_t *cookie)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&agent.lock);
+	for (i = 0; i < agent.nr_objs; i++) {
+		if ((uintptr_t)agent.objs[i] != *cookie)
+			continue;
+		free(agent.paths[i]);
+		memmove(&agent.objs[i], &agent.objs[i + 1],
+			(agent.nr_objs - i - 1) * sizeof(agent.objs[0]));
+		memmove(&agent.paths[i], &agent.paths[i + 1],
+			(agent.nr_objs - i - 1) * sizeof(agent.paths[0]));
+		agent.nr_objs--;
+		agent.changed = 1;
+		break;
+	}
+	pthread_mutex_unlock(&agent.lock);
+	return 0;
+}
+
+/*
+ * The objects are consistent again (the linker's own lock held): the first
+ * time, arm over all of them (agent_arm_startup() covered the linker's
+ * work before); after that, arm again when they changed.  A dlclose() by the
+ * program's exit (_dl_fini) changes nothing worth a new file.
+ */
+AGENT_API void la_activity(uintptr_t *cookie, unsigned int flag)
 {
 	int ret;
 
-	if (!agent_wanted())
+	(void)cookie;
+	if (flag != LA_ACT_CONSISTENT)
 		return;
-	pthread_atfork(agent_prepare, agent_parent, agent_child);
 	pthread_mutex_lock(&agent.lock);
-	agent_adds();
-	agent.cpu_start_ns = agent_cpu_ns();
-	ret = agent_arm();
-	if (ret)
-		agent_why(ret);
+	if (agent.changed && (!agent.arms || agent.image) && !agent.ending) {
+		agent_read_segs();
+		if (!agent.arms)
+			agent.cpu_start_ns = agent_cpu_ns();
+		ret = agent_arm();
+		if (!ret)
+			agent.whole = 1;
+		else if (!agent.whole)
+			agent_why(ret);
+	}
 	pthread_mutex_unlock(&agent.lock);
+}
+
+/*
+ * Before main(): the program's libc is relocated now, so the fork handlers
+ * go into its list (this namespace's libc is not the one that forks), and
+ * its environ is the one a child of the program would pass on.
+ */
+AGENT_API void la_preinit(uintptr_t *cookie)
+{
+	int (*reg)(void (*)(void), void (*)(void), void (*)(void), void *);
+	void *libc = dlmopen(LM_ID_BASE, "libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	(void)cookie;
+	reg = libc ? (int (*)(void (*)(void), void (*)(void), void (*)(void),
+			      void *))dlsym(libc, "__register_atfork") : NULL;
+	if (reg)
+		reg(agent_prepare, agent_parent, agent_child, NULL);
+	agent.environ = libc ? dlsym(libc, "environ") : NULL;
+	if (libc)
+		dlclose(libc);
 }
 
 /* The session's counters into the header, which the kernel writes later. */
@@ -480,6 +714,7 @@ __attribute__((destructor)) static void agent_end(void)
 	int fd;
 
 	pthread_mutex_lock(&agent.lock);
+	agent.ending = 1;
 	h = agent.image;
 	fd = h ? open("/dev/profil", O_RDWR | O_CLOEXEC) : -1;
 	if (fd >= 0 && !ioctl(fd, PROFIL_IOC_STATS, &st)) {
@@ -494,27 +729,4 @@ __attribute__((destructor)) static void agent_end(void)
 	if (fd >= 0)
 		close(fd);
 	pthread_mutex_unlock(&agent.lock);
-}
-
-/*
- * dlopen() as the program calls it: when it brought new objects, arm
- * again over all of them, from 4-byte bins as the first arm did.
- */
-__attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
-{
-	static void *(*real)(const char *, int);
-	void *h;
-
-	if (!real)
-		real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
-	h = real ? real(file, mode) : NULL;
-	pthread_mutex_lock(&agent.lock);
-	if (h && agent.image) {
-		unsigned long long adds = agent.adds;
-
-		if (agent_adds() != adds)
-			agent_arm();
-	}
-	pthread_mutex_unlock(&agent.lock);
-	return h;
 }

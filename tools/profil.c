@@ -5,11 +5,20 @@
  *	profil [-r RATE] [-o FILE] [-f text|csv|gmon] [-l] [--children]
  *	       [--] command [args...]
  *
- * Runs the command with profil-agent.so preloaded (tools/agent.c), its
+ * Runs the command with profil-agent.so as its dynamic linker's audit
+ * module (LD_AUDIT; tools/agent.c), its
  * stdio and environment otherwise untouched, waits for it, then reads the
  * files the kernel wrote for its agent's arms from a private directory and
  * prints where the CPU time went (report.c).  The command's exit status
- * is profil's; a command killed by signal N makes it exit with 128 + N.
+ * is profil's, or 1 when the command exited 0 and no report could be
+ * written; a command killed by signal N kills profil with N once the
+ * report is out (as timeout --preserve-status does).
+ *
+ * Signals as time(1) and perf record users expect: SIGINT and SIGQUIT,
+ * which a terminal sends the whole process group, are the command's while
+ * it runs; SIGTERM and SIGHUP sent to profil are passed on to it.  Once it
+ * ended, any of the four removes the run's directory and ends profil as
+ * that signal.  The command starts with the dispositions profil was given.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -23,8 +32,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -165,10 +176,13 @@ static int resolve(const char *cmd, char path[PATH_MAX])
 		return realpath(cmd, path) != NULL;
 	for (p = dirs; *p; p = *e ? e + 1 : e) {
 		char cand[PATH_MAX];
+		int len;
 
 		e = strchrnul(p, ':');
-		snprintf(cand, sizeof(cand), "%.*s/%s", (int)(e - p), *p == ':' ? "." : p,
-			 cmd);
+		len = e - p;
+		/* An empty element is the current directory, as for execvp(). */
+		snprintf(cand, sizeof(cand), "%.*s/%s", len ? len : 1,
+			 len ? p : ".", cmd);
 		if (!access(cand, X_OK) && realpath(cand, path))
 			return 1;
 	}
@@ -223,6 +237,96 @@ static void find_agent(char *agent, size_t len)
 
 /* --- the run ------------------------------------------------------------- */
 
+static const int handled[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
+
+static struct {
+	struct sigaction entry[sizeof(handled) / sizeof(handled[0])];
+	volatile sig_atomic_t pid;	/* the command while it runs, or 0 */
+	volatile sig_atomic_t rest;	/* waiting for its descendants */
+	volatile sig_atomic_t stop;	/* ... and a signal said enough */
+	const char *dir;		/* the run's directory */
+} sigs;
+
+/* The directory's files and the directory, with system calls only. */
+static void remove_dir_now(const char *dir)
+{
+	char buf[4096];
+	long n, off;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	while (fd >= 0 && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n; ) {
+			struct dirent64 *e = (void *)(buf + off);
+
+			if (e->d_name[0] != '.')
+				unlinkat(fd, e->d_name, 0);
+			off += e->d_reclen;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	rmdir(dir);
+}
+
+/* The entry disposition of @sig back, and @sig raised: profil ends by it. */
+static void die_by(int sig)
+{
+	struct rlimit none = { 0, 0 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+		if (handled[i] == sig)
+			sigaction(sig, &sigs.entry[i], NULL);
+	if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
+		setrlimit(RLIMIT_CORE, &none);	/* the command's core is enough */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void on_signal(int sig)
+{
+	int e = errno;
+
+	if (sigs.pid) {
+		if (sig == SIGTERM || sig == SIGHUP)
+			kill(sigs.pid, sig);
+		errno = e;
+		return;
+	}
+	if (sigs.rest) {
+		sigs.stop = 1;		/* report what the descendants have */
+		errno = e;
+		return;
+	}
+	remove_dir_now(sigs.dir);
+	die_by(sig);
+	errno = e;
+}
+
+/* Handle the signals that profil was not given ignored. */
+static void handle_signals(const char *dir)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	unsigned int i;
+
+	sigs.dir = dir;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(handled) / sizeof(handled[0]); i++) {
+		sigaction(handled[i], NULL, &sigs.entry[i]);
+		if (sigs.entry[i].sa_handler != SIG_IGN)
+			sigaction(handled[i], &sa, NULL);
+	}
+}
+
+/* In the child: the dispositions profil was given (exec keeps SIG_IGN). */
+static void restore_signals(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+		sigaction(handled[i], &sigs.entry[i], NULL);
+}
+
 static void setenv_num(const char *name, long v)
 {
 	char buf[32];
@@ -231,16 +335,22 @@ static void setenv_num(const char *name, long v)
 	setenv(name, buf, 1);
 }
 
-/* The child's environment: the agent first in LD_PRELOAD, its settings. */
+/*
+ * The child's environment: the agent in LD_AUDIT (after any audit module
+ * already there), its settings.  LD_PRELOAD is the program's own.
+ */
 static void child_env(const struct opts *o, const char *agent, const char *dir)
 {
-	const char *pre = getenv("LD_PRELOAD");
+	const char *aud = getenv("LD_AUDIT");
 	char *v;
 
-	if (pre && *pre && asprintf(&v, "%s %s", agent, pre) > 0)
-		setenv("LD_PRELOAD", v, 1);
-	else
-		setenv("LD_PRELOAD", agent, 1);
+	if (aud && *aud && asprintf(&v, "%s:%s", aud, agent) > 0) {
+		setenv("PROFIL_AGENT_LD_AUDIT", aud, 1);
+		setenv("LD_AUDIT", v, 1);
+	} else {
+		unsetenv("PROFIL_AGENT_LD_AUDIT");
+		setenv("LD_AUDIT", agent, 1);
+	}
 	setenv("PROFIL_AGENT_DIR", dir, 1);
 	setenv_num("PROFIL_AGENT_RATE", o->rate);
 	setenv_num("PROFIL_AGENT_PID", getpid());
@@ -267,8 +377,7 @@ static pid_t run(const struct opts *o, const char *agent, const char *dir)
 		fail("fork: %s", strerror(errno));
 	if (!pid) {
 		close(p[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
+		restore_signals();
 		child_env(o, agent, dir);
 		execvp(o->argv[0], o->argv);
 		err = errno;
@@ -276,18 +385,24 @@ static pid_t run(const struct opts *o, const char *agent, const char *dir)
 			err = 0;
 		_exit(err == ENOENT ? 127 : 126);
 	}
+	sigs.pid = pid;
 	close(p[1]);
 	if (read(p[0], &err, sizeof(err)) == sizeof(err)) {
 		fprintf(stderr, "profil: %s: %s\n", o->argv[0], strerror(err));
 		waitpid(pid, NULL, 0);
+		sigs.pid = 0;
+		remove_dir_now(dir);
 		exit(err == ENOENT ? 127 : 126);
 	}
 	close(p[0]);
 	return pid;
 }
 
-/* Wait for @pid; its CPU time in @cpu_ns; profil's exit status. */
-static int wait_for(pid_t pid, uint64_t *cpu_ns)
+/*
+ * Wait for @pid; its CPU time in @cpu_ns; its exit status, or 128 + N when
+ * signal N killed it.
+ */
+static int wait_for(pid_t pid, uint64_t *cpu_ns, int *killed_by)
 {
 	struct rusage ru;
 	int status, sig;
@@ -295,30 +410,49 @@ static int wait_for(pid_t pid, uint64_t *cpu_ns)
 	while (wait4(pid, &status, 0, &ru) < 0)
 		if (errno != EINTR)
 			fail("wait: %s", strerror(errno));
+	sigs.pid = 0;
 	*cpu_ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
 		  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
-	sig = WTERMSIG(status);
+	*killed_by = sig = WTERMSIG(status);
 	fprintf(stderr, "profil: the command was killed by signal %d (%s)%s\n",
 		sig, strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
 	return 128 + sig;
 }
 
-/* --- after the run ------------------------------------------------------- */
-
-static void remove_dir(const char *dir)
+/*
+ * With --children, profil is the subreaper of the command's descendants: a
+ * daemon or a "(work) &" that outlives the command is reparented to it and
+ * waited for, so that its file is there for the report.  A signal (SIGINT,
+ * SIGTERM, SIGHUP, SIGQUIT) stops the wait and reports what there is.
+ */
+static void subreaper(void)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			unlinkat(dirfd(d), e->d_name, 0);
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1))
+		fail("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
 }
+
+static void wait_for_descendants(void)
+{
+	struct sigaction sa;
+	unsigned int i;
+
+	/* Not restarted: a signal ends the wait. */
+	for (i = 0; i < sizeof(handled) / sizeof(handled[0]); i++) {
+		sigaction(handled[i], NULL, &sa);
+		if (sa.sa_handler == on_signal) {
+			sa.sa_flags &= ~SA_RESTART;
+			sigaction(handled[i], &sa, NULL);
+		}
+	}
+	sigs.rest = 1;
+	while (!sigs.stop && (waitpid(-1, NULL, 0) > 0 || errno == EINTR))
+		;
+	sigs.rest = 0;
+}
+
+/* --- after the run ------------------------------------------------------- */
 
 static char *command_line(char **argv)
 {
@@ -344,7 +478,7 @@ static int report(const struct opts *o, struct report *r, const char *dir)
 	if (report_load(r, dir))
 		fprintf(stderr, "profil: %s: %s\n", dir, strerror(errno));
 	if (!r->nr_files) {
-		fprintf(stderr, "profil: no profile: the agent did not arm in %s (a static or set-user-ID program, or one that clears LD_PRELOAD?)\n",
+		fprintf(stderr, "profil: no profile: the agent did not arm in %s (a static or set-user-ID program, or one that clears LD_AUDIT?)\n",
 			o->argv[0]);
 		return -1;
 	}
@@ -369,7 +503,7 @@ int main(int argc, char **argv)
 	char agent[PATH_MAX], exe[PATH_MAX], dir[PATH_MAX];
 	struct report r = { 0 };
 	const char *tmp = getenv("TMPDIR") ?: "/tmp";
-	int status;
+	int status, killed_by = 0;
 
 	exe[0] = '\0';
 	parse_opts(&o, argc, argv);
@@ -381,18 +515,24 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s/profil.XXXXXX", tmp);
 	if (!mkdtemp(dir))
 		fail("%s: %s", dir, strerror(errno));
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
+	handle_signals(dir);
+	if (o.children)
+		subreaper();
 	r.main_pid = run(&o, agent, dir);
-	status = wait_for(r.main_pid, &r.main_cpu_ns);
+	status = wait_for(r.main_pid, &r.main_cpu_ns, &killed_by);
+	if (o.children)
+		wait_for_descendants();
 	r.format = o.format;
 	r.lines = o.lines;
 	r.children = o.children;
 	r.rate = o.rate;
 	r.command = command_line(o.argv);
 	r.exe = exe[0] ? exe : NULL;
-	report(&o, &r, dir);
+	if (report(&o, &r, dir) && !status)
+		status = 1;
 	report_free(&r);
-	remove_dir(dir);
+	remove_dir_now(dir);
+	if (killed_by)
+		die_by(killed_by);
 	return status;
 }

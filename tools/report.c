@@ -25,7 +25,8 @@ struct row {
 	const char *object;	/* path, or "[vdso]", "[unknown]" */
 	const char *function;
 	const char *source;	/* "file:line", or "" */
-	uint64_t samples;
+	double samples;		/* a share of a coarse bin is a fraction */
+	int split;		/* some of them shares of coarse bins */
 };
 
 struct rows {
@@ -297,6 +298,7 @@ static int rows_add(struct rows *rs, const struct row *k)
 
 	if (rs->n && same_key(&rs->v[rs->n - 1], k)) {
 		rs->v[rs->n - 1].samples += k->samples;
+		rs->v[rs->n - 1].split |= k->split;
 		return 0;
 	}
 	if (rs->n == rs->cap) {
@@ -316,6 +318,68 @@ static int rows_add(struct rows *rs, const struct row *k)
 	return 0;
 }
 
+/* Bins of at most this many bytes are one function's, and have a line. */
+#define REPORT_FINE_SHIFT	2
+
+/*
+ * The functions a coarse bin at [@a, @end) covers, as (start, end) pieces
+ * in @piece (up to @max), by the symbols of @d: the bytes of each.
+ */
+static size_t bin_pieces(Dwfl *d, uint64_t a, uint64_t end,
+			 uint64_t (*piece)[2], const char **names, size_t max)
+{
+	Dwfl_Module *m = d ? dwfl_addrmodule(d, a) : NULL;
+	size_t n = 0;
+	GElf_Off off;
+	GElf_Sym sym;
+
+	while (m && a < end && n < max) {
+		const char *name = dwfl_module_addrinfo(m, a, &off, &sym, NULL,
+							NULL, NULL);
+
+		if (!name || off >= sym.st_size) {
+			a = (a | 15) + 1;	/* padding: on to the next 16 */
+			continue;
+		}
+		piece[n][0] = a;
+		piece[n][1] = a - off + sym.st_size < end ? a - off + sym.st_size : end;
+		names[n++] = name;
+		a = piece[n - 1][1];
+	}
+	return n;
+}
+
+/*
+ * A coarse bin's samples shared among the functions it covers in
+ * proportion to their bytes in it (gprof's rule); the rows say so.  A bin
+ * no symbol covers goes to the name at its first byte, as a fine one.
+ */
+static int coarse_bin_rows(struct rows *rs, struct row *k, Dwfl *d,
+			   uint64_t a, unsigned int shift)
+{
+	uint64_t piece[64][2], bytes = 0;
+	const char *names[64];
+	double samples = k->samples;
+	char line[16];
+	size_t i, n = bin_pieces(d, a, a + (1ULL << shift), piece, names, 64);
+	int ret = 0;
+
+	for (i = 0; i < n; i++)
+		bytes += piece[i][1] - piece[i][0];
+	k->source = "";
+	k->split = 1;
+	if (!bytes) {
+		k->function = sym_name(d, a, 0, line, sizeof(line));
+		return rows_add(rs, k);
+	}
+	for (i = 0; i < n && !ret; i++) {
+		k->function = demangle(names[i]);
+		k->samples = samples * (piece[i][1] - piece[i][0]) / bytes;
+		ret = rows_add(rs, k);
+	}
+	return ret;
+}
+
 static int region_rows(struct rows *rs, pid_t pid, Dwfl *d, int src,
 		       const struct profile_file_hdr *h,
 		       const struct profile_file_region *fr)
@@ -327,17 +391,22 @@ static int region_rows(struct rows *rs, pid_t pid, Dwfl *d, int src,
 	int ret = 0;
 
 	for (i = 0; i < fr->nr_bins && !ret; i++) {
+		uint64_t pc = fr->start + ((uint64_t)i << fr->shift);
+
 		if (!bins[i])
 			continue;
 		k.samples = bins[i];
+		k.split = 0;
 		if (fr->kind == PROFILE_REGION_NOWHERE) {
 			k.object = "[unknown]";
 			k.function = "[in no known code]";
 		} else if (fr->kind == PROFILE_REGION_VDSO) {
 			k.function = "[vdso]";
+		} else if (fr->shift > REPORT_FINE_SHIFT) {
+			ret = coarse_bin_rows(rs, &k, d, pc, fr->shift);
+			continue;
 		} else {
-			k.function = sym_name(d, fr->start + ((uint64_t)i << fr->shift),
-					      src, line, sizeof(line));
+			k.function = sym_name(d, pc, src, line, sizeof(line));
 			k.source = line;
 		}
 		ret = rows_add(rs, &k);
@@ -379,9 +448,10 @@ static void rows_merge(struct rows *rs)
 
 	qsort(rs->v, rs->n, sizeof(*rs->v), by_key);
 	for (i = 0; i < rs->n; i++) {
-		if (n && same_key(&rs->v[n - 1], &rs->v[i]))
+		if (n && same_key(&rs->v[n - 1], &rs->v[i])) {
 			rs->v[n - 1].samples += rs->v[i].samples;
-		else
+			rs->v[n - 1].split |= rs->v[i].split;
+		} else
 			rs->v[n++] = rs->v[i];
 	}
 	rs->n = n;
@@ -537,20 +607,19 @@ static void print_row(const struct report *r, const struct row *w,
 			fprintf(r->out, "%d,", (int)w->pid);
 		else
 			fputs("all,", r->out);
-		fprintf(r->out, "%llu,%.2f,%.3f,", (unsigned long long)w->samples,
-			pct, self);
+		fprintf(r->out, "%.0f,%.2f,%.3f,", w->samples, pct, self);
 		print_csv_field(r->out, w->function);
 		fputc(',', r->out);
 		print_csv_field(r->out, obj);
 		fputc(',', r->out);
 		print_csv_field(r->out, w->source);
-		fputc('\n', r->out);
+		fputs(w->split ? ",split\n" : ",\n", r->out);
 		return;
 	}
 	if (strrchr(obj, '/'))
 		obj = strrchr(obj, '/') + 1;
-	fprintf(r->out, "%9llu %6.2f %9.3f  %-32s %-20s %s\n",
-		(unsigned long long)w->samples, pct, self, w->function, obj,
+	fprintf(r->out, "%c%8.0f %6.2f %9.3f  %-32s %-20s %s\n",
+		w->split ? '~' : ' ', w->samples, pct, self, w->function, obj,
 		w->source);
 }
 
@@ -594,7 +663,7 @@ static void print_all(struct report *r, struct rows *rs, struct proc *p,
 		if (p[i].total || !i)
 			print_header(r, &p[i]);
 	if (r->format == FORMAT_CSV)
-		fputs("process,samples,percent,self_seconds,function,object,source\n",
+		fputs("process,samples,percent,self_seconds,function,object,source,bins\n",
 		      r->out);
 	for (i = 0; i < nr; i++) {
 		total += p[i].total;

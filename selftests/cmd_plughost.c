@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A plugin host, as programs in the wild are: it loads libcmd_dl.so by
+ * its bare name, found through the host's own RUNPATH ($ORIGIN/plug,
+ * linked with --enable-new-dtags), and runs its dl_work() for 400 ms of
+ * CPU time, then says "loaded".  Modes:
+ *	dlopen		dlopen(), into the program's namespace
+ *	dlmopen		dlmopen(LM_ID_NEWLM), a namespace of its own
+ *	dlclose		dlopen(), dl_work() 200 ms, dlclose(), then dlopen()
+ *			again and dl_work() 200 ms more
+ *	relative	dlopen("./plug/libcmd_dl.so") from its own directory,
+ *			then chdir("/") before dl_work()
+ * Exit status 0, or 1 with the loader's message on stderr.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd_work.h"
+
+static volatile unsigned long sink;
+
+/* dlopen() by a relative name from the program's directory, then away. */
+static void *load_relative(void)
+{
+	char dir[4096];
+	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	void *h;
+
+	dir[n > 0 ? n : 0] = '\0';
+	if (chdir(dirname(dir)))
+		return NULL;
+	h = dlopen("./plug/libcmd_dl.so", RTLD_NOW);
+	return chdir("/") ? NULL : h;
+}
+
+static void *load(const char *mode)
+{
+	if (!strcmp(mode, "dlmopen"))
+		return dlmopen(LM_ID_NEWLM, "libcmd_dl.so", RTLD_NOW);
+	if (!strcmp(mode, "relative"))
+		return load_relative();
+	return dlopen("libcmd_dl.so", RTLD_NOW);
+}
+
+/* dl_work() of a fresh load for @ms of CPU; 0, or -1 when it did not load. */
+static int run(const char *mode, unsigned int ms, int unload)
+{
+	unsigned long (*fn)(unsigned long);
+	uint64_t end;
+	void *h = load(mode);
+
+	fn = h ? (unsigned long (*)(unsigned long))dlsym(h, "dl_work") : NULL;
+	if (!fn) {
+		fprintf(stderr, "cmd_plughost: %s\n", dlerror());
+		return -1;
+	}
+	end = cmd_cpu_ns() + ms * 1000000ULL;
+	while (cmd_cpu_ns() < end)
+		sink += fn(10);
+	if (unload)
+		dlclose(h);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "dlopen";
+	int again = !strcmp(mode, "dlclose");
+
+	if (run(mode, again ? 200 : 400, again) ||
+	    (again && run(mode, 200, 0)))
+		return 1;
+	printf("loaded\n");
+	return 0;
+}
