@@ -101,6 +101,7 @@ static struct {
 	unsigned int arms;
 	int ending;			/* the program is exiting */
 	int whole;			/* armed over every object once */
+	uint64_t armed_seen;		/* profil_stats.armed after our arm */
 	char ***environ;		/* the program's libc's environ */
 	const char *interp;		/* the dynamic linker's name */
 	char *audit_was;		/* "LD_AUDIT=" what it was, or NULL */
@@ -433,9 +434,14 @@ static int agent_setup(const struct agent_dev *d, void *image,
 		.output = (uintptr_t)&out,
 	};
 
+	struct profil_stats st = { .size = sizeof(st) };
+
 	if (ioctl(d->fd, PROFIL_IOC_SETUP, &s))
 		return -errno;
 	((struct profile_file_hdr *)image)->rate = s.rate;
+	/* How many arms the process has had, this one the last of them. */
+	if (!ioctl(d->fd, PROFIL_IOC_STATS, &st))
+		agent.armed_seen = st.armed;
 	return 0;
 }
 
@@ -687,6 +693,28 @@ AGENT_API void la_activity(uintptr_t *cookie, unsigned int flag)
 }
 
 /*
+ * A session the program armed before main(), in its preinit or its
+ * constructors (a -pg program's gcrt1 starts libprofil's gmon runtime
+ * from .preinit_array), replaced the agent's: profil(1) was asked for
+ * this process's profile, so the agent arms again.  One the program arms
+ * later replaces the agent's for good (profil(1), CAVEATS).
+ */
+static void agent_take_back(void)
+{
+	struct profil_stats st = { .size = sizeof(st) };
+	int fd;
+
+	pthread_mutex_lock(&agent.lock);
+	fd = agent.image ? open("/dev/profil", O_RDWR | O_CLOEXEC) : -1;
+	if (fd >= 0 && !ioctl(fd, PROFIL_IOC_STATS, &st) &&
+	    st.armed != agent.armed_seen)
+		agent_arm();
+	if (fd >= 0)
+		close(fd);
+	pthread_mutex_unlock(&agent.lock);
+}
+
+/*
  * Before main(): the program's libc is relocated now, so the fork handlers
  * go into its list (this namespace's libc is not the one that forks), and
  * its environ is the one a child of the program would pass on.
@@ -704,6 +732,7 @@ AGENT_API void la_preinit(uintptr_t *cookie)
 	agent.environ = libc ? dlsym(libc, "environ") : NULL;
 	if (libc)
 		dlclose(libc);
+	agent_take_back();
 }
 
 /* The session's counters into the header, which the kernel writes later. */
