@@ -23,8 +23,9 @@
  *			signal ends it (at most 20 s of CPU)
  *	sigint		"SIGINT ignored" or "SIGINT default" on stdout: the
  *			disposition it was started with
- *	daemon		a forked child forks a grandchild and exits; the
- *			command exits once the child did, and the grandchild,
+ *	waitkill	a forked child runs twenty 300 ms and is waited for,
+ *			then fifty 300 ms, then SIGTERM to itself
+ *	daemon		a forked child waits for the command to exit, then,
  *			orphaned, runs twenty 300 ms
  *	twenty also names on stdout any of profil(1)'s agent's variables it
  *	finds in its environment (a child profil did not ask for has none).
@@ -174,28 +175,43 @@ static int sigint_disposition(void)
 	return 0;
 }
 
-static int daemonize(void)
+static int wait_then_die(void)
 {
 	pid_t pid = fork();
-	char c;
-	int p[2];
 
 	if (pid < 0)
 		return 1;
 	if (!pid) {
-		if (pipe(p))
-			_exit(1);
-		pid = fork();
-		if (pid)
-			_exit(pid < 0);
-		/* The grandchild: on once its parent has exited (EOF). */
+		work(0, 0, 2, 300);
+		_exit(0);
+	}
+	if (waitpid(pid, NULL, 0) != pid)
+		return 1;
+	work(1, 0, 0, 300);
+	raise(SIGTERM);
+	return 1;
+}
+
+static int daemonize(void)
+{
+	pid_t pid;
+	char c;
+	int p[2];
+
+	if (pipe(p))
+		return 1;
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (!pid) {
+		/* The child: on once the command has exited (EOF). */
 		close(p[1]);
 		if (read(p[0], &c, 1) != 0)
 			_exit(1);
 		work(0, 0, 2, 300);
 		_exit(0);
 	}
-	return waitpid(pid, NULL, 0) == pid ? 0 : 1;
+	return 0;
 }
 
 static int fork_after_work(void)
@@ -319,6 +335,8 @@ int main(int argc, char **argv)
 		return sigint_disposition();
 	else if (!strcmp(mode, "daemon"))
 		return daemonize();
+	else if (!strcmp(mode, "waitkill"))
+		return wait_then_die();
 	else
 		return 2;
 	return 0;

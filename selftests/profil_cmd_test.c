@@ -570,6 +570,25 @@ TEST_F(cmd, address_sanitizer_program_runs_and_is_profiled)
 	EXPECT_SANE_SPLIT(&self->p);
 }
 
+/*
+ * A command killed after it waited for a child: its CPU time in the header
+ * is its own (300 ms), not its own and its child's (600 ms) as wait4()'s.
+ */
+TEST_F(cmd, killed_command_s_cpu_time_is_its_own)
+{
+	unsigned long samples;
+	unsigned int rate;
+	double cpu, expect;
+
+	RUN(NULL, "cmd_subject", "waitkill", NULL);
+	ASSERT_TRUE(WIFSIGNALED(self->r.status)) TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	ASSERT_EQ(0, header_of(&self->p, main_pid(&self->p), &rate, &cpu,
+			       &samples, &expect)) TH_LOG("%s", self->p.header);
+	EXPECT_GT(0.45, cpu) TH_LOG("%s", self->p.header);
+	EXPECT_LT(0.2, cpu) TH_LOG("%s", self->p.header);
+}
+
 /* A command killed by a signal: the report, then profil dies by it too. */
 TEST_F(cmd, killed_by_a_signal_reported_and_raised_again)
 {

@@ -399,20 +399,54 @@ static pid_t run(const struct opts *o, const char *agent, const char *dir)
 }
 
 /*
+ * The CPU time of process @pid's own threads, from /proc/PID/stat (utime
+ * and stime, fields 14 and 15, in clock ticks), or 0.
+ */
+static uint64_t own_cpu_ns(pid_t pid)
+{
+	unsigned long long ut, st;
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* Past the command name, which may hold spaces and parentheses. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &ut, &st) != 2)
+		return 0;
+	return (ut + st) * (1000000000ULL / sysconf(_SC_CLK_TCK));
+}
+
+/*
  * Wait for @pid; its CPU time in @cpu_ns; its exit status, or 128 + N when
  * signal N killed it.
  */
 static int wait_for(pid_t pid, uint64_t *cpu_ns, int *killed_by)
 {
 	struct rusage ru;
+	siginfo_t si;
 	int status, sig;
 
+	/* Its own CPU time while it is a zombie: wait4's adds its children's. */
+	while (waitid(P_PID, pid, &si, WEXITED | WNOWAIT) < 0)
+		if (errno != EINTR)
+			fail("wait: %s", strerror(errno));
+	*cpu_ns = own_cpu_ns(pid);
 	while (wait4(pid, &status, 0, &ru) < 0)
 		if (errno != EINTR)
 			fail("wait: %s", strerror(errno));
 	sigs.pid = 0;
-	*cpu_ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
-		  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+	if (!*cpu_ns)
+		*cpu_ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+			  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	*killed_by = sig = WTERMSIG(status);
