@@ -57,25 +57,20 @@ static inline size_t list_count_nodes(struct list_head *head)
 #endif
 
 /*
- * Look @name up in @dir for an unlink, with @dir locked: a positive dentry,
- * or an ERR_PTR (-ENOENT: nothing there) with @dir unlocked again.  The
- * VFS does this itself since start_removing() (6.19, checking MAY_EXEC on
- * @dir), which replaced lookup_noperm() (6.16), which replaced
- * lookup_one_len().  vfs_unlink() checks MAY_WRITE | MAY_EXEC in all.
+ * Look @name up in @dir for an unlink, with @dir locked: a dentry, maybe
+ * negative, or an ERR_PTR with @dir unlocked again.  The VFS does this
+ * itself since start_removing() (6.19, checking MAY_EXEC on @dir; a name
+ * with nothing there is -ENOENT), which replaced lookup_noperm() (6.16),
+ * which replaced lookup_one_len().  vfs_unlink() checks MAY_WRITE |
+ * MAY_EXEC in all.
  */
 #ifdef PROFIL_HAVE_START_REMOVING
 static inline struct dentry *profil_start_removing(const struct path *dir,
 						   const char *name)
 {
 	struct qstr q = QSTR_INIT(name, strlen(name));
-	struct dentry *d;
 
-	d = start_removing(profil_mnt_idmap(dir->mnt), dir->dentry, &q);
-	if (!IS_ERR(d) && d_is_negative(d)) {
-		end_removing(d);
-		d = ERR_PTR(-ENOENT);
-	}
-	return d;
+	return start_removing(profil_mnt_idmap(dir->mnt), dir->dentry, &q);
 }
 
 static inline void profil_end_removing(struct dentry *d)
@@ -98,10 +93,6 @@ static inline struct dentry *profil_start_removing(const struct path *dir,
 #else
 	d = lookup_one_len(name, dir->dentry, strlen(name));
 #endif
-	if (!IS_ERR(d) && d_is_negative(d)) {
-		dput(d);
-		d = ERR_PTR(-ENOENT);
-	}
 	if (IS_ERR(d))
 		inode_unlock(dino);
 	return d;

@@ -148,9 +148,12 @@ static int profil_write_unlink(const struct path *dir, const char *name)
 		ret = PTR_ERR(d);
 		goto drop;
 	}
-	ret = security_path_unlink(dir, d) ?:
-	      vfs_unlink(profil_mnt_idmap(dir->mnt), d_inode(dir->dentry), d,
-			 NULL);
+	if (d_is_negative(d))
+		ret = -ENOENT;
+	else
+		ret = security_path_unlink(dir, d) ?:
+		      vfs_unlink(profil_mnt_idmap(dir->mnt), d_inode(dir->dentry),
+				 d, NULL);
 	profil_end_removing(d);
 drop:
 	mnt_drop_write(dir->mnt);
