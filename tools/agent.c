@@ -62,6 +62,12 @@
 #define AGENT_MAX_SEGS	(PROFIL_MAX_REGIONS - 1) /* and the nowhere bin */
 #define AGENT_MAX_OBJS	1024	/* the objects followed; more count as nowhere */
 
+/* An object the linker reported, and its name made absolute if it was not. */
+struct agent_obj {
+	struct link_map *map;
+	char *path;
+};
+
 struct agent_seg {
 	uintptr_t start, end, bias;
 	const char *name;
@@ -89,8 +95,7 @@ static struct {
 	int inherit;
 	/* The objects the linker reported, in its order, and whether they
 	 * changed since the last arm. */
-	struct link_map *objs[AGENT_MAX_OBJS];
-	char *paths[AGENT_MAX_OBJS];	/* a relative name made absolute */
+	struct agent_obj objs[AGENT_MAX_OBJS];
 	unsigned int nr_objs;
 	int changed;
 	struct agent_seg segs[AGENT_MAX_SEGS];
@@ -124,7 +129,7 @@ static uint32_t agent_kind(const struct link_map *map, const ElfW(Phdr) *phdr,
 		*name = "[vdso]";
 		return PROFILE_REGION_VDSO;
 	}
-	if (map == agent.objs[0] && !map->l_name[0]) {
+	if (map == agent.objs[0].map && !map->l_name[0]) {
 		*name = agent.exe;
 		return PROFILE_REGION_EXE;
 	}
@@ -212,7 +217,7 @@ static void agent_read_segs(void)
 
 	agent.nr_segs = 0;
 	for (i = 0; i < agent.nr_objs; i++)
-		if (agent_collect(agent.objs[i], agent.paths[i]))
+		if (agent_collect(agent.objs[i].map, agent.objs[i].path))
 			break;
 	agent.changed = 0;
 }
@@ -634,8 +639,8 @@ AGENT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid,
 	pthread_mutex_lock(&agent.lock);
 	*cookie = (uintptr_t)map;
 	if (agent.nr_objs < AGENT_MAX_OBJS) {
-		agent.paths[agent.nr_objs] = agent_abs_path(map->l_name);
-		agent.objs[agent.nr_objs++] = map;
+		agent.objs[agent.nr_objs].path = agent_abs_path(map->l_name);
+		agent.objs[agent.nr_objs++].map = map;
 		agent.changed = 1;
 	}
 	if (agent.nr_objs == 1 && !agent.arms)
@@ -650,13 +655,11 @@ AGENT_API unsigned int la_objclose(uintptr_t *cookie)
 
 	pthread_mutex_lock(&agent.lock);
 	for (i = 0; i < agent.nr_objs; i++) {
-		if ((uintptr_t)agent.objs[i] != *cookie)
+		if ((uintptr_t)agent.objs[i].map != *cookie)
 			continue;
-		free(agent.paths[i]);
+		free(agent.objs[i].path);
 		memmove(&agent.objs[i], &agent.objs[i + 1],
 			(agent.nr_objs - i - 1) * sizeof(agent.objs[0]));
-		memmove(&agent.paths[i], &agent.paths[i + 1],
-			(agent.nr_objs - i - 1) * sizeof(agent.paths[0]));
 		agent.nr_objs--;
 		agent.changed = 1;
 		break;

@@ -238,9 +238,10 @@ static void find_agent(char *agent, size_t len)
 /* --- the run ------------------------------------------------------------- */
 
 static const int handled[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
+#define NR_HANDLED	(sizeof(handled) / sizeof(handled[0]))
 
 static struct {
-	struct sigaction entry[sizeof(handled) / sizeof(handled[0])];
+	struct sigaction entry[NR_HANDLED];
 	volatile sig_atomic_t pid;	/* the command while it runs, or 0 */
 	volatile sig_atomic_t rest;	/* waiting for its descendants */
 	volatile sig_atomic_t stop;	/* ... and a signal said enough */
@@ -274,7 +275,7 @@ static void die_by(int sig)
 	struct rlimit none = { 0, 0 };
 	unsigned int i;
 
-	for (i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+	for (i = 0; i < NR_HANDLED; i++)
 		if (handled[i] == sig)
 			sigaction(sig, &sigs.entry[i], NULL);
 	if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
@@ -311,7 +312,7 @@ static void handle_signals(const char *dir)
 
 	sigs.dir = dir;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof(handled) / sizeof(handled[0]); i++) {
+	for (i = 0; i < NR_HANDLED; i++) {
 		sigaction(handled[i], NULL, &sigs.entry[i]);
 		if (sigs.entry[i].sa_handler != SIG_IGN)
 			sigaction(handled[i], &sa, NULL);
@@ -323,7 +324,7 @@ static void restore_signals(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+	for (i = 0; i < NR_HANDLED; i++)
 		sigaction(handled[i], &sigs.entry[i], NULL);
 }
 
@@ -473,7 +474,7 @@ static void wait_for_descendants(void)
 	unsigned int i;
 
 	/* Not restarted: a signal ends the wait. */
-	for (i = 0; i < sizeof(handled) / sizeof(handled[0]); i++) {
+	for (i = 0; i < NR_HANDLED; i++) {
 		sigaction(handled[i], NULL, &sa);
 		if (sa.sa_handler == on_signal) {
 			sa.sa_flags &= ~SA_RESTART;

@@ -285,6 +285,13 @@ static const char *keep(struct rows *rs, const char *s)
 	return rs->strs[rs->nr_strs++] = strdup(s);
 }
 
+/* @k's samples into @into, a row of the same key. */
+static void row_absorb(struct row *into, const struct row *k)
+{
+	into->samples += k->samples;
+	into->split |= k->split;
+}
+
 static int same_key(const struct row *a, const struct row *b)
 {
 	return a->pid == b->pid && !strcmp(a->object, b->object) &&
@@ -297,8 +304,7 @@ static int rows_add(struct rows *rs, const struct row *k)
 	struct row *v;
 
 	if (rs->n && same_key(&rs->v[rs->n - 1], k)) {
-		rs->v[rs->n - 1].samples += k->samples;
-		rs->v[rs->n - 1].split |= k->split;
+		row_absorb(&rs->v[rs->n - 1], k);
 		return 0;
 	}
 	if (rs->n == rs->cap) {
@@ -448,10 +454,9 @@ static void rows_merge(struct rows *rs)
 
 	qsort(rs->v, rs->n, sizeof(*rs->v), by_key);
 	for (i = 0; i < rs->n; i++) {
-		if (n && same_key(&rs->v[n - 1], &rs->v[i])) {
-			rs->v[n - 1].samples += rs->v[i].samples;
-			rs->v[n - 1].split |= rs->v[i].split;
-		} else
+		if (n && same_key(&rs->v[n - 1], &rs->v[i]))
+			row_absorb(&rs->v[n - 1], &rs->v[i]);
+		else
 			rs->v[n++] = rs->v[i];
 	}
 	rs->n = n;
