@@ -175,17 +175,24 @@ static int sigint_disposition(void)
 	return 0;
 }
 
-static int wait_then_die(void)
+/* A forked child runs twenty 300 ms; its wait status, or -1. */
+static int child_twenty(void)
 {
+	int status;
 	pid_t pid = fork();
 
-	if (pid < 0)
-		return 1;
 	if (!pid) {
 		work(0, 0, 2, 300);
-		_exit(0);
+		exit(0);
 	}
-	if (waitpid(pid, NULL, 0) != pid)
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+static int wait_then_die(void)
+{
+	if (child_twenty() < 0)
 		return 1;
 	work(1, 0, 0, 300);
 	raise(SIGTERM);
@@ -217,17 +224,10 @@ static int daemonize(void)
 static int fork_after_work(void)
 {
 	int status;
-	pid_t pid;
 
 	work(5, 0, 0, 300);
-	pid = fork();
-	if (!pid) {
-		work(0, 0, 2, 300);
-		exit(0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return 1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	status = child_twenty();
+	return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 static int late_dlopen(void)

@@ -605,20 +605,28 @@ TEST_F(cmd, killed_by_a_signal_reported_and_raised_again)
  * profil -f csv -o CSV [OPTS] -- cmd_subject MODE with TMPDIR a directory
  * of the test's own (@tmp, made empty); started, not waited for.
  */
-static int start_in_tmp(FIXTURE_DATA(cmd) *self, char tmp[64],
-			const char *output, const char *mode)
+static int start_argv_in_tmp(FIXTURE_DATA(cmd) *self, char tmp[64],
+			     const char *const *argv)
 {
-	char bin[4096], env_tmp[80];
+	char env_tmp[80];
 	char *env[] = { env_tmp, NULL };
-	const char *argv[] = { self->profil, "-f", "csv", "-o", output, "--",
-			       bin, mode, NULL };
 
 	snprintf(tmp, 64, "/tmp/profil_cmd_tmp.%d", getpid());
 	snprintf(env_tmp, sizeof(env_tmp), "TMPDIR=%s", tmp);
-	subject(bin, sizeof(bin), self->dir, "cmd_subject");
 	if (mkdir(tmp, 0700) && errno != EEXIST)
 		return -1;
 	return run_start(&self->r, self->profil, (char *const *)argv, env);
+}
+
+static int start_in_tmp(FIXTURE_DATA(cmd) *self, char tmp[64],
+			const char *output, const char *mode)
+{
+	char bin[4096];
+	const char *argv[] = { self->profil, "-f", "csv", "-o", output, "--",
+			       bin, mode, NULL };
+
+	subject(bin, sizeof(bin), self->dir, "cmd_subject");
+	return start_argv_in_tmp(self, tmp, argv);
 }
 
 /* Entries left in @tmp; the directory goes. */
@@ -694,14 +702,10 @@ TEST_F(cmd, report_that_cannot_be_written_is_an_error)
 /* A command that cannot be executed leaves no directory behind. */
 TEST_F(cmd, exec_failure_leaves_nothing_behind)
 {
-	char tmp[64], env_tmp[80];
-	char *env[] = { env_tmp, NULL };
+	char tmp[64];
 	const char *argv[] = { self->profil, "--", "/etc/passwd", NULL };
 
-	snprintf(tmp, sizeof(tmp), "/tmp/profil_cmd_tmp.%d", getpid());
-	snprintf(env_tmp, sizeof(env_tmp), "TMPDIR=%s", tmp);
-	ASSERT_EQ(0, mkdir(tmp, 0700));
-	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)argv, env));
+	ASSERT_EQ(0, start_argv_in_tmp(self, tmp, argv));
 	run_finish(&self->r);
 	EXPECT_EQ(126, WEXITSTATUS(self->r.status)) TH_LOG("%s", self->r.stderr_text);
 	EXPECT_EQ(0, left_in_tmp(tmp));
