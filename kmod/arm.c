@@ -69,7 +69,8 @@ struct profil_arm *profil_arm_clone(const struct profil_arm *src,
 
 	if (!arm)
 		return NULL;
-	arm->flags = src->flags;
+	/* A file kept is the parent's business: the child has its own. */
+	arm->flags = src->flags & ~PROFIL_F_KEEP_FILE;
 	arm->mode = src->mode;
 	arm->rate = src->rate;
 	arm->period_ns = src->period_ns;

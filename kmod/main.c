@@ -164,7 +164,11 @@ static int profil_setup_check(const struct profil_setup *ks, u32 *rate)
 		return -EINVAL;
 	/* pcsample: one array of PCs, and no profile file. */
 	if (ks->mode == PROFIL_MODE_PCSAMPLE &&
-	    (ks->nr_regions != 1 || ks->output))
+	    (ks->nr_regions != 1 || ks->output ||
+	     (ks->flags & PROFIL_F_KEEP_FILE)))
+		return -EINVAL;
+	/* A file is new or kept, not both. */
+	if ((ks->flags & PROFIL_F_KEEP_FILE) && ks->output)
 		return -EINVAL;
 	*rate = ks->rate ? ks->rate : HZ;
 	if (*rate > max_rate || *rate > PROFIL_RATE_CAP)
@@ -221,7 +225,8 @@ static long profil_ioc_setup(void __user *uarg)
 		return -EFAULT;
 
 	/* The image of a profile file is one more region, the last. */
-	arm = profil_arm_alloc(ks.nr_regions + !!ks.output);
+	arm = profil_arm_alloc(ks.nr_regions +
+			       (ks.output || (ks.flags & PROFIL_F_KEEP_FILE)));
 	if (!arm)
 		return -ENOMEM;
 	arm->flags = ks.flags;

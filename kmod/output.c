@@ -67,7 +67,7 @@ static char *profil_name_format(const char *tmpl, pid_t pid)
 
 void profil_output_free(struct profil_koutput *out)
 {
-	if (!out)
+	if (!out || !refcount_dec_and_test(&out->ref))
 		return;
 	if (out->dir)
 		fput(out->dir);
@@ -174,6 +174,7 @@ int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
 	out = kzalloc(sizeof(*out), GFP_KERNEL_ACCOUNT);
 	if (!out)
 		return -ENOMEM;
+	refcount_set(&out->ref, 1);
 	arm->out = out;		/* freed with the arm from here on */
 	out->rec_size = uo.rec_size;
 	out->head_size = uo.head_size;
@@ -235,6 +236,7 @@ int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src,
 	out = kzalloc(sizeof(*out), GFP_KERNEL_ACCOUNT);
 	if (!out)
 		return -ENOMEM;
+	refcount_set(&out->ref, 1);
 	arm->out = out;
 	arm->image = &arm->regions[src->image - src->regions];
 	out->rec_size = s->rec_size;
@@ -248,4 +250,29 @@ int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src,
 	if (!out->child_name)
 		return -ENOMEM;
 	return profil_output_own(out, out->child_name, t);
+}
+
+/**
+ * profil_output_keep - carry @old's profile file on in @arm
+ * @arm: a new arm set up with PROFIL_F_KEEP_FILE, its last region free
+ * @old: the session's running arm, or NULL
+ *
+ * @arm takes a reference to @old's output and the image as its last
+ * region, which it pins anew; profil_session_start() marks @old's file
+ * kept once @arm runs.  Under the session lock.
+ *
+ * Return: 0, or -ENOENT if @old has no profile file.
+ */
+int profil_output_keep(struct profil_arm *arm, struct profil_arm *old)
+{
+	struct profil_kregion *image = &arm->regions[arm->nr_all - 1];
+
+	if (!old || !old->out)
+		return -ENOENT;
+	image->uaddr = old->image->uaddr;
+	image->nbins = old->image->nbins;
+	refcount_inc(&old->out->ref);
+	arm->out = old->out;
+	arm->image = image;
+	return 0;
 }

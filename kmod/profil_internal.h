@@ -111,8 +111,13 @@ struct profil_span {
 	bool mni_on;		/* @mni inserted */
 };
 
-/* An arm's profile file (output.c); immutable once set up. */
+/*
+ * An arm's profile file (output.c); immutable once set up, but for @dir.
+ * Referenced by the arm that set it up and by each arm that carried it on
+ * (PROFIL_F_KEEP_FILE), of which only the last writes it.
+ */
 struct profil_koutput {
+	refcount_t ref;
 	struct file *dir;		/* the directory, referenced; let go */
 					/* by the write, after a grace period */
 	const struct cred *cred;	/* the file is created as this, */
@@ -168,6 +173,9 @@ struct profil_arm {
 	bool live;
 	bool held;			/* a re-arm: the tick counts nothing */
 					/* until the old arm's file is written */
+	bool file_kept;			/* the next arm carries its file on: */
+					/* not written at the stop; set, and */
+					/* read, under the session lock */
 	atomic_t faulted;
 	unsigned long fault_gp;
 
@@ -339,6 +347,7 @@ int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
 			const void __user *uptr);
 int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src,
 			struct file *dir, struct task_struct *t);
+int profil_output_keep(struct profil_arm *arm, struct profil_arm *old);
 struct file *profil_output_dir_get_rcu(const struct profil_arm *arm);
 void profil_output_free(struct profil_koutput *out);
 

@@ -126,7 +126,7 @@ profil_session_stop_locked(struct profil_session *sess, u32 why)
 	/* Events first: no tick may run once the pins are gone. */
 	profil_events_stop(arm);
 	profil_regions_unwatch(arm);
-	if (arm->out)
+	if (arm->out && !arm->file_kept)
 		return profil_write_submit(sess, arm);
 	profil_regions_unpin(arm);
 	profil_arm_put(arm);
@@ -424,7 +424,8 @@ static void profil_session_own_locked(struct profil_session *sess,
  *
  * The new buffer is pinned and its events started before the old arm
  * stops, so any failure leaves a running session as it was; the charge is
- * net of what the old arm returns.
+ * net of what the old arm returns.  With PROFIL_F_KEEP_FILE, @arm carries
+ * on the old arm's profile file, which the stop then does not write.
  *
  * Return: 0 (@arm now belongs to @sess) or -errno (the caller puts @arm).
  */
@@ -433,13 +434,22 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 {
 	struct profil_write *w = NULL;
 	struct profil_arm *old;
-	bool held;
+	bool held, keep;
 	int ret;
 
 	arm->sess = sess;
 	mutex_lock(&sess->lock);
-	/* The old arm's file is written before the new arm counts. */
 	old = profil_locked_arm(sess);
+	keep = arm->flags & PROFIL_F_KEEP_FILE;
+	if (keep) {
+		ret = profil_output_keep(arm, old);
+		if (ret)
+			goto out;
+	}
+	/*
+	 * The old arm's file is written, or its events stopped when the new
+	 * arm keeps it, before the new arm counts: no sample in both.
+	 */
 	held = old && old->out;
 	arm->held = held;
 	ret = profil_regions_pin(arm, profil_session_credit_locked(sess, t), t);
@@ -454,6 +464,8 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 	 * Replaced: the session runs on, so its stop_reason stays NONE and
 	 * PROFIL_STOP_REPLACED is never reported (see the uapi header).
 	 */
+	if (keep)
+		old->file_kept = true;
 	w = profil_session_stop_locked(sess, PROFIL_STOP_NONE);
 	rcu_assign_pointer(sess->arm, arm);
 	profil_session_own_locked(sess, t);

@@ -10,6 +10,9 @@
  *			again and dl_work() 200 ms more
  *	relative	dlopen("./plug/libcmd_dl.so") from its own directory,
  *			then chdir("/") before dl_work()
+ *	many		dlopen() of plug/libcmd_dl.0.so to .39.so, copies of
+ *			it, one after the other, and 10 ms of dl_work() in each
+ *			(as Python imports its extension modules)
  * Exit status 0, or 1 with the loader's message on stderr.
  */
 #define _GNU_SOURCE
@@ -38,12 +41,27 @@ static void *load_relative(void)
 	return chdir("/") ? NULL : h;
 }
 
+/* plug/libcmd_dl.@i.so of the program's directory. */
+static void *load_copy(int i)
+{
+	char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	path[n > 0 ? n : 0] = '\0';
+	snprintf(strrchr(path, '/') ?: path, 64, "/plug/libcmd_dl.%d.so", i);
+	return dlopen(path, RTLD_NOW);
+}
+
+static int many_copies;		/* "many": the copy to load next */
+
 static void *load(const char *mode)
 {
 	if (!strcmp(mode, "dlmopen"))
 		return dlmopen(LM_ID_NEWLM, "libcmd_dl.so", RTLD_NOW);
 	if (!strcmp(mode, "relative"))
 		return load_relative();
+	if (!strcmp(mode, "many"))
+		return load_copy(many_copies++);
 	return dlopen("libcmd_dl.so", RTLD_NOW);
 }
 
@@ -70,11 +88,16 @@ static int run(const char *mode, unsigned int ms, int unload)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "dlopen";
-	int again = !strcmp(mode, "dlclose");
+	int again = !strcmp(mode, "dlclose"), i;
 
-	if (run(mode, again ? 200 : 400, again) ||
-	    (again && run(mode, 200, 0)))
+	if (!strcmp(mode, "many")) {
+		for (i = 0; i < CMD_PLUG_COPIES; i++)
+			if (run(mode, 10, 0))
+				return 1;
+	} else if (run(mode, again ? 200 : 400, again) ||
+		   (again && run(mode, 200, 0))) {
 		return 1;
+	}
 	printf("loaded\n");
 	return 0;
 }

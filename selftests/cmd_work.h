@@ -15,6 +15,7 @@
 #include <time.h>
 
 #define CMD_UNIT	20000	/* iterations in one unit of work */
+#define CMD_PLUG_COPIES	40	/* plugins cmd_plughost "many" loads */
 
 static inline __attribute__((always_inline)) unsigned long
 cmd_churn(unsigned long units)

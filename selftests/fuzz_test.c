@@ -87,6 +87,7 @@ static int setup_errno_ok(int e)
 	switch (e) {
 	case EINVAL: case E2BIG: case EFAULT: case ENOMEM: case EINTR:
 	case EAGAIN: case EBADF: case ENOTDIR: case ENAMETOOLONG: case EACCES:
+	case ENOENT:
 		return 1;
 	}
 	return 0;

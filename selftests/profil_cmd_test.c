@@ -17,6 +17,7 @@
 #include "kselftest_harness.h"
 #include "common.h"
 #include "gmon.h"
+#include "cmd_work.h"
 
 #define CMD_TOL		5.0	/* points of % between reported and built in */
 
@@ -511,6 +512,79 @@ TEST_F(cmd, plugin_opened_by_a_relative_name)
 TEST_F(cmd, plugin_closed_and_opened_again)
 {
 	plughost(_metadata, self, "dlclose");
+}
+
+/* Profile files of process @pid, from its header line; -1 if none. */
+static int files_of(const struct prof *p, int pid)
+{
+	char key[32];
+	const char *h, *end;
+	int n = -1;
+
+	snprintf(key, sizeof(key), "# pid %d ", pid);
+	h = strstr(p->header, key);
+	end = h ? strchr(h, '\n') : NULL;
+	h = h ? strstr(h, "; profile files: ") : NULL;
+	if (h && h < end)
+		sscanf(h, "; profile files: %d", &n);
+	return n;
+}
+
+/*
+ * Forty plugins loaded one after the other, as Python imports extension
+ * modules: each counted, named by its own file, in a few profile files,
+ * not one (of the whole image) per dlopen() (the agent adds regions to
+ * the running arm over the bins it reserved, PROFIL_F_KEEP_FILE).
+ */
+TEST_F(cmd, forty_plugins_loaded_one_by_one_in_a_few_files)
+{
+	char top[64], plug[96], host[96], lib[160], from[4096];
+	int i, seen = 0, files;
+
+	snprintf(top, sizeof(top), "/tmp/profil_many.%d", getpid());
+	snprintf(plug, sizeof(plug), "%s/plug", top);
+	snprintf(host, sizeof(host), "%s/cmd_plughost", top);
+	ASSERT_EQ(0, mkdir(top, 0755));
+	ASSERT_EQ(0, mkdir(plug, 0755));
+	subject(from, sizeof(from), self->dir, "cmd_plughost");
+	ASSERT_EQ(0, copy_to(from, host));
+	subject(from, sizeof(from), self->dir, "libcmd_dl.so");
+	for (i = 0; i < CMD_PLUG_COPIES; i++) {
+		snprintf(lib, sizeof(lib), "%s/libcmd_dl.%d.so", plug, i);
+		ASSERT_EQ(0, copy_to(from, lib));
+	}
+	EXPECT_EQ(0, profil_run(&self->r, self->profil, self->csv, NULL, host,
+				"many", NULL))
+		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_STREQ("loaded\n", self->r.stdout_text);
+	for (i = 0; i < CMD_PLUG_COPIES; i++) {
+		snprintf(lib, sizeof(lib), "%s/libcmd_dl.%d.so", plug, i);
+		unlink(lib);
+	}
+	unlink(host);
+	rmdir(plug);
+	rmdir(top);
+	LOAD();
+	/* 10 ms of dl_work() in each at 1000 Hz: about 10 samples. */
+	for (i = 0; i < CMD_PLUG_COPIES; i++) {
+		char name[32];
+		unsigned long n = 0;
+		int j;
+
+		snprintf(name, sizeof(name), "/libcmd_dl.%d.so", i);
+		for (j = 0; j < self->p.n; j++)
+			if (!strcmp(self->p.rows[j].proc, "all") &&
+			    !strcmp(self->p.rows[j].function, "dl_work") &&
+			    strstr(self->p.rows[j].object, name))
+				n += self->p.rows[j].samples;
+		seen += n > 0;
+	}
+	EXPECT_LE(CMD_PLUG_COPIES - 2, seen);
+	EXPECT_LT(300, samples_of(&self->p, "all", "dl_work"));
+	/* At start, once loaded, and when the first reserve ran out. */
+	files = files_of(&self->p, main_pid(&self->p));
+	EXPECT_LE(1, files);
+	EXPECT_GE(4, files) TH_LOG("%s", self->p.header);
 }
 
 TEST_F(cmd, code_in_no_object_has_a_line_of_its_own)

@@ -691,6 +691,160 @@ TEST_F(writer, a_re_arm_writes_the_old_file_before_the_new_arm_counts)
 	free(got);
 }
 
+/* A re-arm with PROFIL_F_KEEP_FILE: the running arm's bin 1, and bin 2. */
+static struct profil_setup keep_setup(FIXTURE_DATA(writer) *self,
+				      struct profil_region r2[2])
+{
+	struct profil_setup s2 = self->s;
+
+	r2[0] = self->r;
+	r2[0].flags = PROFIL_REGION_U32;	/* no more the overflow bin, */
+	r2[0].offset = 0;			/* but all of the low PCs */
+	r2[0].scale = 1;
+	r2[0].buf = (uintptr_t)(head_bin(self, 3) - 1) & ~3UL;
+	r2[0].bufsize = 4;
+	r2[1] = self->r;
+	r2[1].buf = (uintptr_t)head_bin(self, 2);
+	s2.flags = PROFIL_F_KEEP_FILE;
+	s2.output = 0;
+	s2.nr_regions = 2;
+	s2.regions = (uintptr_t)r2;
+	return s2;
+}
+
+/* DIR/w.PID, the head, into @got; its size, or -1. */
+static ssize_t read_own_file(FIXTURE_DATA(writer) *self, pid_t pid,
+			     unsigned char *got)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/w.%d", self->dir, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, got, IMG_HEAD + 1);
+	close(fd);
+	return n;
+}
+
+/*
+ * Regions added by a re-arm that keeps the file: no file at the re-arm,
+ * one at the end holding what both arms counted, and a forked child of the
+ * new arm still gets a file of its own.
+ */
+TEST_F(writer, a_re_arm_that_keeps_the_file_writes_one_file_with_both_arms)
+{
+	struct profil_region r2[2];
+	struct profil_setup s2 = keep_setup(self, r2);
+	unsigned char *got = malloc(IMG_HEAD + 1);
+	struct stat st;
+	pid_t pid;
+
+	ASSERT_NE(NULL, got);
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+	spin_cpu(spin_a, 10 * 1000000ULL);
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &s2));
+	EXPECT_EQ(0, get_stats().written);
+	EXPECT_EQ(0, dir_entries(self->dir));
+	spin_cpu(spin_a, 10 * 1000000ULL);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		spin_cpu(spin_a, 10 * 1000000ULL);
+		_exit(0);
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	EXPECT_EQ(0, stat_pid(self->dir, "k.%d", pid, &st));
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+	EXPECT_EQ(1, get_stats().written);
+	EXPECT_EQ(0, get_stats().write_error);
+	ASSERT_EQ(IMG_HEAD, read_own_file(self, getpid(), got));
+	EXPECT_LT(0, ((uint16_t *)(got + IMG_HEAD))[-1]);
+	EXPECT_LT(0, ((uint16_t *)(got + IMG_HEAD))[-2]);
+	EXPECT_EQ(0, memcmp(got, self->img, IMG_HEAD));
+	EXPECT_EQ(2, dir_entries(self->dir));
+	free(got);
+}
+
+/* What a re-arm that keeps the file refuses, the running arm untouched. */
+TEST_F(writer, a_re_arm_that_keeps_the_file_needs_one_and_keeps_it_on_failure)
+{
+	struct profil_region r2[2];
+	struct profil_setup s2 = keep_setup(self, r2), bad = s2, none = s2;
+	unsigned char *got = malloc(IMG_HEAD + 1);
+	struct profil_region pc = { .buf = (uintptr_t)self->img + IMG_SIZE,
+				    .bufsize = 64 };
+	struct profil_setup pcs = { .size = sizeof(pcs), .rate = RATE,
+				    .flags = PROFIL_F_KEEP_FILE,
+				    .mode = PROFIL_MODE_PCSAMPLE,
+				    .nr_regions = 1, .region_size = sizeof(pc),
+				    .regions = (uintptr_t)&pc };
+	void *hole;
+
+	ASSERT_NE(NULL, got);
+	/* Nothing running, then an arm without a file: nothing to keep. */
+	EXPECT_EQ(-ENOENT, dev_ioctl(PROFIL_IOC_SETUP, &s2));
+	none.flags = 0;
+	none.nr_regions = 1;
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &none));
+	EXPECT_EQ(-ENOENT, dev_ioctl(PROFIL_IOC_SETUP, &s2));
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+	spin_cpu(spin_a, 10 * 1000000ULL);
+	/* A new file and a kept one; a pcsample arm, which has none. */
+	bad.output = self->s.output;
+	EXPECT_EQ(-EINVAL, dev_ioctl(PROFIL_IOC_SETUP, &bad));
+	EXPECT_EQ(-EINVAL, dev_ioctl(PROFIL_IOC_SETUP, &pcs));
+	/* Bins that cannot be pinned: the running arm and its file go on. */
+	hole = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, hole);
+	ASSERT_EQ(0, munmap(hole, 4096));
+	r2[1].buf = (uintptr_t)hole;
+	EXPECT_EQ(-EFAULT, dev_ioctl(PROFIL_IOC_SETUP, &s2));
+	EXPECT_EQ(PROFIL_STATE_ON, get_stats().state);
+	EXPECT_EQ(0, dir_entries(self->dir));
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+	EXPECT_EQ(1, get_stats().written);
+	ASSERT_EQ(IMG_HEAD, read_own_file(self, getpid(), got));
+	EXPECT_LT(0, ((uint16_t *)(got + IMG_HEAD))[-1]);
+	/* And after the stop there is no file to keep. */
+	s2 = keep_setup(self, r2);
+	EXPECT_EQ(-ENOENT, dev_ioctl(PROFIL_IOC_SETUP, &s2));
+	free(got);
+}
+
+/*
+ * A kept file keeps the credentials of the arm that made it: a process
+ * that dropped them since gets no file, however many times it re-arms.
+ */
+TEST_F(writer, a_kept_file_is_not_written_once_its_credentials_are_dropped)
+{
+	struct profil_region r2[2];
+	struct profil_setup s2 = keep_setup(self, r2);
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "a drop from root needs root");
+	ASSERT_EQ(0, chmod(self->dir, 0700));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(3);
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(4);
+		if (dev_ioctl(PROFIL_IOC_SETUP, &s2))
+			_exit(5);
+		spin_cpu(spin_a, 10 * 1000000ULL);
+		_exit(off_refused(EACCES));
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	EXPECT_EQ(0, dir_entries(self->dir));
+}
+
 /*
  * The memory cgroup: the files' page cache (tmpfs here) is charged to the
  * cgroup of the process whose files they are, not to the root.  Its

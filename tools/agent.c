@@ -19,9 +19,12 @@
  * exit, _exit, a fatal signal, exec, or a re-arm.  So nothing here needs
  * to run at the end, nor a descriptor to stay open: the program may close
  * them all.  What does run at exit(3) adds the session's counters to the
- * header.  A dlopen(), dlmopen() or dlclose() that changed the objects
- * re-arms over a new image when the linker says they are consistent again;
- * the old arm's file is written then, so each sample is in one file.
+ * header.  An image keeps room for objects loaded later: a dlopen() or
+ * dlmopen() that adds objects gives them bins there when the linker says
+ * the objects are consistent again, and re-arms keeping the file
+ * (agent_extend()); a dlclose(), or room used up, re-arms over a new
+ * image, and the old arm's file is written then.  Each sample is in one
+ * file.
  * A process profil(1) did not ask for gets la_version() 0: the linker
  * unloads the agent, and the process runs as it would without it.
  *
@@ -49,10 +52,12 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/profil.h>
 
 #include "profile-file.h"
@@ -61,6 +66,10 @@
 #define AGENT_MAX_SHIFT	12	/* 4 KiB a bin: RLIMIT_MEMLOCK is short */
 #define AGENT_MAX_SEGS	(PROFIL_MAX_REGIONS - 1) /* and the nowhere bin */
 #define AGENT_MAX_OBJS	1024	/* the objects followed; more count as nowhere */
+#define AGENT_SPARE	(256 << 10) /* bins reserved at first for objects */
+#define AGENT_SPARE_MAX	(64 << 20)  /* loaded later, doubled when short, */
+#define AGENT_SPARE_SLOTS 32	    /* and header entries for them, */
+#define AGENT_NAME_ROOM	256	    /* with this many bytes of name each */
 
 /* An object the linker reported, and its name made absolute if it was not. */
 struct agent_obj {
@@ -74,11 +83,19 @@ struct agent_seg {
 	uint32_t kind;
 };
 
-/* Where each part of an image goes, for the bin size of each segment. */
+/*
+ * Where each part of an image goes, for the bin size of each segment.  The
+ * header has room for @slots regions and @names_cap bytes of names, and
+ * @spare bytes of bins follow the segments' own: what objects loaded later
+ * get (agent_extend()), @spare_used of it so far.
+ */
 struct agent_layout {
 	unsigned char shift[AGENT_MAX_SEGS];
-	size_t names_off, names_size;
-	size_t bins_off[AGENT_MAX_SEGS + 1];
+	unsigned int slots;
+	size_t names_off, names_size, names_cap;
+	size_t bins_off[AGENT_MAX_SEGS + 1];	/* [0] the nowhere bin's, */
+						/* [1 + i] segment i's */
+	size_t spare_off, spare, spare_used;
 	size_t head_size, ctl_off, size;
 };
 
@@ -93,11 +110,16 @@ static struct {
 	char exe[PATH_MAX];
 	unsigned int rate;
 	int inherit;
-	/* The objects the linker reported, in its order, and whether they
-	 * changed since the last arm. */
+	/*
+	 * The objects the linker reported, in its order; whether they changed
+	 * since the last arm, and whether that was more than objects added
+	 * after the first @nr_objs_armed.
+	 */
 	struct agent_obj objs[AGENT_MAX_OBJS];
-	unsigned int nr_objs;
-	int changed;
+	unsigned int nr_objs, nr_objs_armed;
+	int changed, closed;
+	size_t spare;			/* bins to reserve in a new image */
+	unsigned int spare_slots;	/* and header entries */
 	struct agent_seg segs[AGENT_MAX_SEGS];
 	unsigned int nr_segs;
 	struct profil_region regions[PROFIL_MAX_REGIONS];
@@ -111,7 +133,11 @@ static struct {
 	const char *interp;		/* the dynamic linker's name */
 	char *audit_was;		/* "LD_AUDIT=" what it was, or NULL */
 	uint64_t cpu_start_ns;		/* process CPU time at the first arm */
-} agent = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} agent = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.spare = AGENT_SPARE,
+	.spare_slots = AGENT_SPARE_SLOTS,
+};
 
 /* --- the objects ----------------------------------------------------- */
 
@@ -211,15 +237,14 @@ static int agent_collect_ldso(struct link_map *main)
 			      agent.interp ?: "ld.so", PROFILE_REGION_LIB);
 }
 
-static void agent_read_segs(void)
+/* The segments of the objects from the @first, after agent.segs'. */
+static void agent_read_segs(unsigned int first)
 {
 	unsigned int i;
 
-	agent.nr_segs = 0;
-	for (i = 0; i < agent.nr_objs; i++)
+	for (i = first; i < agent.nr_objs; i++)
 		if (agent_collect(agent.objs[i].map, agent.objs[i].path))
 			break;
-	agent.changed = 0;
 }
 
 /* --- the image ------------------------------------------------------- */
@@ -241,25 +266,35 @@ static size_t align_page(size_t n)
 	return (n + page - 1) & ~(page - 1);
 }
 
-/* Every segment's bins of 1 << @shift bytes. */
-static void agent_shifts(struct agent_layout *l, unsigned int shift)
+/*
+ * Every segment's bins of 1 << @shift bytes, and room for @slots more
+ * objects with @spare bytes of bins.
+ */
+static void agent_shifts(struct agent_layout *l, unsigned int shift,
+			 size_t spare, unsigned int slots)
 {
 	memset(l->shift, shift, sizeof(l->shift));
+	l->spare = spare;
+	if (slots > AGENT_MAX_SEGS - agent.nr_segs)
+		slots = AGENT_MAX_SEGS - agent.nr_segs;
+	l->slots = agent.nr_segs + 1 + slots;
 }
 
 /*
- * Make the largest array of bins that can still be coarser half as long:
- * the big libraries give way first, the program's own text last.  0 when
- * every segment is at the coarsest.
+ * Make the largest array of bins of the segments from @first on that can
+ * still be coarser, but no coarser than @max, half as long: the big
+ * libraries give way first, the program's own text last.  0 when every
+ * one is at @max.
  */
-static int agent_coarsen(struct agent_layout *l)
+static int agent_coarsen_from(struct agent_layout *l, unsigned int first,
+			      unsigned int max)
 {
 	size_t n, most = 0;
 	unsigned int i, pick = 0;
 
-	for (i = 0; i < agent.nr_segs; i++) {
+	for (i = first; i < agent.nr_segs; i++) {
 		n = agent_nr_bins(&agent.segs[i], l->shift[i]);
-		if (l->shift[i] < AGENT_MAX_SHIFT && n > most) {
+		if (l->shift[i] < max && n > most) {
 			most = n;
 			pick = i;
 		}
@@ -270,29 +305,83 @@ static int agent_coarsen(struct agent_layout *l)
 	return 1;
 }
 
-/* Where everything goes, for the bin sizes in @l. */
+/*
+ * Fewer pinned pages: the reserve gives way first, halved down to nothing,
+ * then the bins of the segments.  0 when there is nothing left to give.
+ */
+static int agent_coarsen(struct agent_layout *l)
+{
+	if (l->spare) {
+		l->spare = l->spare > 8192 ? l->spare / 2 : 0;
+		return 1;
+	}
+	return agent_coarsen_from(l, 0, AGENT_MAX_SHIFT);
+}
+
+/* Bytes of bins of segments @first to @end, at the sizes in @l. */
+static size_t agent_bins_bytes(const struct agent_layout *l,
+			       unsigned int first, unsigned int end)
+{
+	size_t n = 0;
+
+	for (; first < end; first++)
+		n += agent_nr_bins(&agent.segs[first], l->shift[first]) *
+		     sizeof(uint32_t);
+	return n;
+}
+
+/* Bytes of names of segments @first to @end. */
+static size_t agent_names_bytes(unsigned int first, unsigned int end)
+{
+	size_t n = 0;
+
+	for (; first < end; first++)
+		n += strlen(agent.segs[first].name) + 1;
+	return n;
+}
+
+/* Where everything goes, for the bin sizes and the room in @l. */
 static void agent_plan(struct agent_layout *l)
 {
 	size_t off;
 	unsigned int i;
 
 	l->names_off = sizeof(struct profile_file_hdr) +
-		(agent.nr_segs + 1) * sizeof(struct profile_file_region);
-	l->names_size = 1;	/* "", the nowhere bin's */
-	for (i = 0; i < agent.nr_segs; i++)
-		l->names_size += strlen(agent.segs[i].name) + 1;
+		l->slots * sizeof(struct profile_file_region);
+	l->names_size = 1 + agent_names_bytes(0, agent.nr_segs); /* 1: "" */
+	l->names_cap = l->names_size +
+		(l->slots - agent.nr_segs - 1) * AGENT_NAME_ROOM;
 	/* The bins and the control word on pages of their own (agent_image()). */
-	off = align_page(l->names_off + l->names_size);
+	off = align_page(l->names_off + l->names_cap);
+	l->bins_off[0] = off;		/* the nowhere bin */
+	off += sizeof(uint32_t);
 	for (i = 0; i < agent.nr_segs; i++) {
-		l->bins_off[i] = off;
+		l->bins_off[1 + i] = off;
 		off += agent_nr_bins(&agent.segs[i], l->shift[i]) * sizeof(uint32_t);
 	}
-	l->bins_off[i] = off;		/* the nowhere bin */
-	l->head_size = off + sizeof(uint32_t);
+	l->spare_off = off;
+	l->spare_used = 0;
+	l->head_size = off + l->spare;
 	l->ctl_off = align8(l->head_size);
 	l->size = align_page(l->ctl_off + sizeof(struct profil_output_ctl));
 }
 
+/* Pages the user may pin, as the kernel counts them; SIZE_MAX: no limit. */
+static size_t agent_memlock_limit(void)
+{
+	struct __user_cap_header_struct ch = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct cd[_LINUX_CAPABILITY_U32S_3];
+	struct rlimit rl;
+
+	if (!syscall(SYS_capget, &ch, cd) &&
+	    (cd[CAP_TO_INDEX(CAP_IPC_LOCK)].effective & CAP_TO_MASK(CAP_IPC_LOCK)))
+		return SIZE_MAX;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
+	return rl.rlim_cur;
+}
+
+/* Region @i of the file (segment i - 1) and of the setup. */
 static void agent_region(struct profile_file_region *fr,
 			 struct profil_region *r, const struct agent_seg *s,
 			 const struct agent_layout *l, char *image, size_t i)
@@ -301,24 +390,23 @@ static void agent_region(struct profile_file_region *fr,
 	fr->end = s->end;
 	fr->bias = s->bias;
 	fr->bins_off = l->bins_off[i];
-	fr->nr_bins = agent_nr_bins(s, l->shift[i]);
-	fr->shift = l->shift[i];
+	fr->nr_bins = agent_nr_bins(s, l->shift[i - 1]);
+	fr->shift = l->shift[i - 1];
 	fr->kind = s->kind;
 	r->buf = (uintptr_t)(image + fr->bins_off);
 	r->bufsize = (uint64_t)fr->nr_bins * sizeof(uint32_t);
 	r->offset = s->start;
-	r->scale = PROFIL_SCALE_ONE >> (l->shift[i] - 1);
+	r->scale = PROFIL_SCALE_ONE >> (l->shift[i - 1] - 1);
 	r->flags = PROFIL_REGION_U32;
 }
 
+/* Region 0 of the file and of the setup, which agent_extend() keeps. */
 static void agent_nowhere(struct profile_file_region *fr,
 			  struct profil_region *r, const struct agent_layout *l,
 			  char *image)
 {
-	size_t i = agent.nr_segs;
-
 	memset(fr, 0, sizeof(*fr));
-	fr->bins_off = l->bins_off[i];
+	fr->bins_off = l->bins_off[0];
 	fr->nr_bins = 1;
 	fr->kind = PROFILE_REGION_NOWHERE;
 	fr->name_off = 0;			/* "" */
@@ -343,6 +431,24 @@ static int agent_fork_advice(char *image, const struct agent_layout *l)
 		       MADV_WIPEONFORK);
 }
 
+/* Segments @first to agent.nr_segs into the header of @image and names. */
+static void agent_header_add(char *image, struct agent_layout *l,
+			     unsigned int first)
+{
+	struct profile_file_region *fr =
+		(void *)(image + sizeof(struct profile_file_hdr));
+	char *names = image + l->names_off;
+	unsigned int i;
+
+	for (i = first; i < agent.nr_segs; i++) {
+		agent_region(&fr[1 + i], &agent.regions[1 + i], &agent.segs[i],
+			     l, image, 1 + i);
+		fr[1 + i].name_off = l->names_size;
+		strcpy(names + l->names_size, agent.segs[i].name);
+		l->names_size += strlen(agent.segs[i].name) + 1;
+	}
+}
+
 /* A new image for the segments read last, its regions in agent.regions. */
 static void *agent_image(const struct agent_layout *l)
 {
@@ -351,8 +457,7 @@ static void *agent_image(const struct agent_layout *l)
 	struct profile_file_hdr *h = (void *)image;
 	struct profile_file_region *fr = (void *)(h + 1);
 	struct profil_output_ctl *ctl;
-	char *names;
-	size_t i, n = 1;
+	struct agent_layout named = *l;
 
 	if (image == MAP_FAILED)
 		return NULL;
@@ -369,13 +474,9 @@ static void *agent_image(const struct agent_layout *l)
 	h->names_off = l->names_off;
 	h->names_size = l->names_size;
 	h->size = l->head_size;
-	names = image + l->names_off;
-	for (i = 0; i < agent.nr_segs; i++) {
-		agent_region(&fr[i], &agent.regions[i], &agent.segs[i], l, image, i);
-		fr[i].name_off = n;
-		n += strlen(strcpy(names + n, agent.segs[i].name)) + 1;
-	}
-	agent_nowhere(&fr[i], &agent.regions[i], l, image);
+	agent_nowhere(&fr[0], &agent.regions[0], l, image);
+	named.names_size = 1;
+	agent_header_add(image, &named, 0);
 	ctl = (void *)(image + l->ctl_off);
 	ctl->enable = 1;
 	return image;
@@ -414,8 +515,12 @@ static void agent_close(struct agent_dev *d)
 		close(d->fd);
 }
 
+/*
+ * Arm over @image, or with @keep over the running arm's image, which the
+ * new arm carries on (PROFIL_F_KEEP_FILE): its file is not written now.
+ */
 static int agent_setup(const struct agent_dev *d, void *image,
-		       const struct agent_layout *l)
+		       const struct agent_layout *l, int keep)
 {
 	struct profil_output out = {
 		.size = sizeof(out),
@@ -430,13 +535,14 @@ static int agent_setup(const struct agent_dev *d, void *image,
 	};
 	struct profil_setup s = {
 		.size = sizeof(s),
-		.flags = agent.inherit ? 0 : PROFIL_F_NOINHERIT,
+		.flags = (agent.inherit ? 0 : PROFIL_F_NOINHERIT) |
+			 (keep ? PROFIL_F_KEEP_FILE : 0),
 		.mode = PROFIL_MODE_HIST,
 		.rate = agent.rate,
 		.nr_regions = agent.nr_segs + 1,
 		.region_size = sizeof(struct profil_region),
 		.regions = (uintptr_t)agent.regions,
-		.output = (uintptr_t)&out,
+		.output = keep ? 0 : (uintptr_t)&out,
 	};
 
 	struct profil_stats st = { .size = sizeof(st) };
@@ -451,11 +557,30 @@ static int agent_setup(const struct agent_dev *d, void *image,
 }
 
 /*
- * Arm over the segments read last, with bins of 4 bytes or, as long as the
- * pins would pass RLIMIT_MEMLOCK, coarser ones where they are the most.
- * The image it replaces is gone once its file is written (by the setup).
+ * The layout of a new image with @spare bytes and @slots entries in
+ * reserve: bins of 4 bytes, the first @kept segments' as the running
+ * image has them; then made coarser until the image fits RLIMIT_MEMLOCK.
  */
-static int agent_arm(void)
+static void agent_layout_new(struct agent_layout *l, size_t spare,
+			     unsigned int slots, unsigned int kept)
+{
+	size_t limit = agent_memlock_limit();
+
+	agent_shifts(l, AGENT_MIN_SHIFT, spare, slots);
+	if (kept && agent.image)
+		memcpy(l->shift, agent.layout.shift, kept);
+	agent_plan(l);
+	while (l->size > limit && agent_coarsen(l))
+		agent_plan(l);
+}
+
+/*
+ * Arm over the segments read last, with the bins agent_layout_new() gives
+ * them or, as long as the pins pass what the user may lock (other pins of
+ * the user's count too), coarser ones where they are the most.  The image
+ * it replaces is gone once its file is written (by the setup).
+ */
+static int agent_arm(size_t spare, unsigned int slots, unsigned int kept)
 {
 	struct agent_layout l;
 	struct agent_dev d;
@@ -464,18 +589,21 @@ static int agent_arm(void)
 
 	if (ret)
 		goto out;
-	agent_shifts(&l, AGENT_MIN_SHIFT);
-	do {
-		agent_plan(&l);
+	agent_layout_new(&l, spare, slots, kept);
+	for (;;) {
 		image = agent_image(&l);
 		if (!image) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		ret = agent_setup(&d, image, &l);
-		if (ret)
-			munmap(image, l.size);
-	} while (ret == -ENOMEM && agent_coarsen(&l));
+		ret = agent_setup(&d, image, &l, 0);
+		if (!ret)
+			break;
+		munmap(image, l.size);
+		if (ret != -ENOMEM || !agent_coarsen(&l))
+			goto out;
+		agent_plan(&l);
+	}
 out:
 	agent_close(&d);
 	if (ret)
@@ -485,6 +613,83 @@ out:
 	agent.image = image;
 	agent.layout = l;
 	agent.arms++;
+	return 0;
+}
+
+/* The first @first segments' coarsest bins, the finest if none. */
+static unsigned int agent_max_shift(const struct agent_layout *l,
+				    unsigned int first)
+{
+	unsigned int i, max = AGENT_MIN_SHIFT;
+
+	for (i = 0; i < first; i++)
+		if (l->shift[i] > max)
+			max = l->shift[i];
+	return max;
+}
+
+/*
+ * The segments from @first on get bins from the reserve of @l, no coarser
+ * than the coarsest before them; and places in its header.  -ENOSPC when
+ * they do not fit.
+ */
+static int agent_fit(struct agent_layout *l, unsigned int first)
+{
+	unsigned int i, max = agent_max_shift(l, first);
+	size_t off = l->spare_off + l->spare_used;
+
+	if (agent.nr_segs + 1 > l->slots ||
+	    l->names_size + agent_names_bytes(first, agent.nr_segs) > l->names_cap)
+		return -ENOSPC;
+	memset(l->shift + first, AGENT_MIN_SHIFT, agent.nr_segs - first);
+	while (agent_bins_bytes(l, first, agent.nr_segs) > l->spare - l->spare_used)
+		if (!agent_coarsen_from(l, first, max))
+			return -ENOSPC;
+	for (i = first; i < agent.nr_segs; i++) {
+		l->bins_off[1 + i] = off;
+		off += agent_nr_bins(&agent.segs[i], l->shift[i]) * sizeof(uint32_t);
+	}
+	l->spare_used = off - l->spare_off;
+	return 0;
+}
+
+/*
+ * Objects added since the image was made, and none closed: their segments
+ * get bins from the image's reserve and entries in its header, then a
+ * re-arm that keeps the file (PROFIL_F_KEEP_FILE) counts them too.  So a
+ * process that loads many objects one by one has one file, not one (of
+ * the whole image) per dlopen().  -ENOSPC when the reserve is short.
+ */
+static int agent_extend(void)
+{
+	struct profile_file_hdr *h = agent.image;
+	struct agent_layout l = agent.layout;
+	unsigned int first = agent.nr_segs;
+	uint32_t nr_was = h->nr_regions;
+	uint64_t names_was = h->names_size;
+	struct agent_dev d;
+	int ret;
+
+	agent_read_segs(agent.nr_objs_armed);
+	if (agent.nr_segs == first)
+		return 0;		/* no new text */
+	ret = agent_fit(&l, first);
+	if (ret)
+		return ret;
+	agent_header_add(agent.image, &l, first);
+	h->names_size = l.names_size;
+	/* The count last: a file written meanwhile is whole either way. */
+	__atomic_store_n(&h->nr_regions, agent.nr_segs + 1, __ATOMIC_RELEASE);
+	ret = agent_open(&d);
+	if (!ret)
+		ret = agent_setup(&d, agent.image, &l, 1);
+	agent_close(&d);
+	if (ret) {
+		__atomic_store_n(&h->nr_regions, nr_was, __ATOMIC_RELEASE);
+		h->names_size = names_was;
+		return ret;
+	}
+	agent.layout = l;
 	return 0;
 }
 
@@ -503,9 +708,9 @@ static void agent_why(int err)
 		close(dir);
 	if (fd < 0)
 		return;
-	agent_shifts(&fine, AGENT_MIN_SHIFT);
+	agent_shifts(&fine, AGENT_MIN_SHIFT, 0, 0);
 	agent_plan(&fine);
-	agent_shifts(&coarse, AGENT_MAX_SHIFT);
+	agent_shifts(&coarse, AGENT_MAX_SHIFT, 0, 0);
 	agent_plan(&coarse);
 	getrlimit(RLIMIT_MEMLOCK, &rl);
 	if (err == -ENOMEM)
@@ -628,7 +833,7 @@ static void agent_arm_startup(struct link_map *main)
 	if (agent_collect(main, NULL) || agent_collect_ldso(main))
 		return;
 	agent.cpu_start_ns = agent_cpu_ns();
-	agent_arm();
+	agent_arm(0, 0, 0);
 }
 
 /* An object in any namespace but ours: followed; no symbol is bound. */
@@ -661,7 +866,7 @@ AGENT_API unsigned int la_objclose(uintptr_t *cookie)
 		memmove(&agent.objs[i], &agent.objs[i + 1],
 			(agent.nr_objs - i - 1) * sizeof(agent.objs[0]));
 		agent.nr_objs--;
-		agent.changed = 1;
+		agent.changed = agent.closed = 1;
 		break;
 	}
 	pthread_mutex_unlock(&agent.lock);
@@ -669,28 +874,71 @@ AGENT_API unsigned int la_objclose(uintptr_t *cookie)
 }
 
 /*
+ * The reserve ran short: twice as much room in the next image, but never
+ * more bins than the @kept segments have (nor AGENT_SPARE_MAX), so that an
+ * image is at most about twice what its objects need.
+ */
+static void agent_more_room(unsigned int kept)
+{
+	size_t cap = agent_bins_bytes(&agent.layout, 0, kept);
+
+	if (cap < AGENT_SPARE)
+		cap = AGENT_SPARE;
+	if (cap > AGENT_SPARE_MAX)
+		cap = AGENT_SPARE_MAX;
+	agent.spare = agent.spare * 2 < cap ? agent.spare * 2 : cap;
+	agent.spare_slots *= 2;
+}
+
+/*
+ * Arm over every object the linker reports now, in a new image that keeps
+ * the bins of the first @kept segments as they were and has room for
+ * more.  A failure leaves the image that runs, which the next change
+ * replaces (agent.closed).
+ */
+static void agent_arm_all(unsigned int kept)
+{
+	int ret;
+
+	agent.nr_segs = 0;
+	agent_read_segs(0);
+	if (!agent.arms)
+		agent.cpu_start_ns = agent_cpu_ns();
+	ret = agent_arm(agent.spare, agent.spare_slots, kept);
+	agent.closed = !!ret;
+	if (!ret)
+		agent.whole = 1;
+	else if (!agent.whole)
+		agent_why(ret);
+}
+
+/*
  * The objects are consistent again (the linker's own lock held): the first
  * time, arm over all of them (agent_arm_startup() covered the linker's
- * work before); after that, arm again when they changed.  A dlclose() by the
+ * work before); after that, when objects were only added, give them room
+ * in the running image (agent_extend()), and arm over a new one with twice
+ * the room when it is short or one was closed.  A dlclose() by the
  * program's exit (_dl_fini) changes nothing worth a new file.
  */
 AGENT_API void la_activity(uintptr_t *cookie, unsigned int flag)
 {
-	int ret;
+	unsigned int kept;
+	int ret = -ENOSPC;
 
 	(void)cookie;
 	if (flag != LA_ACT_CONSISTENT)
 		return;
 	pthread_mutex_lock(&agent.lock);
 	if (agent.changed && (!agent.arms || agent.image) && !agent.ending) {
-		agent_read_segs();
-		if (!agent.arms)
-			agent.cpu_start_ns = agent_cpu_ns();
-		ret = agent_arm();
-		if (!ret)
-			agent.whole = 1;
-		else if (!agent.whole)
-			agent_why(ret);
+		kept = agent.whole && !agent.closed ? agent.nr_segs : 0;
+		if (kept)
+			ret = agent_extend();
+		if (ret == -ENOSPC && kept)
+			agent_more_room(kept);
+		if (ret)
+			agent_arm_all(kept);
+		agent.changed = 0;
+		agent.nr_objs_armed = agent.nr_objs;
 	}
 	pthread_mutex_unlock(&agent.lock);
 }
@@ -711,7 +959,7 @@ static void agent_take_back(void)
 	fd = agent.image ? open("/dev/profil", O_RDWR | O_CLOEXEC) : -1;
 	if (fd >= 0 && !ioctl(fd, PROFIL_IOC_STATS, &st) &&
 	    st.armed != agent.armed_seen)
-		agent_arm();
+		agent_arm(agent.spare, agent.spare_slots, agent.nr_segs);
 	if (fd >= 0)
 		close(fd);
 	pthread_mutex_unlock(&agent.lock);

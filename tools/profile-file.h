@@ -12,9 +12,13 @@
  * Layout, native byte order, every offset from the start of the file:
  *
  *	struct profile_file_hdr
- *	struct profile_file_region [nr_regions]
- *	names: NUL-terminated object paths (names_off, names_size)
- *	the regions' 32-bit bins, each region at its bins_off
+ *	struct profile_file_region [nr_regions], the first the nowhere bin's,
+ *		then room for more
+ *	names: NUL-terminated object paths (names_off, names_size), then room
+ *	the regions' 32-bit bins, each region at its bins_off, then room
+ *
+ * The agent adds regions as objects are loaded: their entries, names and
+ * bins go into the room, and nr_regions grows last.
  *
  * Only profil(1) and its agent read and write it, from one build; the
  * version in the magic changes with any change of layout.
@@ -24,7 +28,7 @@
 
 #include <stdint.h>
 
-#define PROFILE_FILE_MAGIC	"PROFIL1"	/* 8 bytes with the NUL */
+#define PROFILE_FILE_MAGIC	"PROFIL2"	/* 8 bytes with the NUL */
 
 /* profile_file_hdr.flags */
 #define PROFILE_FILE_ENDED	0x1U	/* exit(3) ran: the counters are valid */

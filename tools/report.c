@@ -40,7 +40,7 @@ struct rows {
 struct proc {
 	pid_t pid;
 	const char *exe;
-	unsigned int rate, min_shift, max_shift;
+	unsigned int rate, min_shift, max_shift, files;
 	uint64_t total, nowhere;
 	int ended;
 	uint64_t cpu_start_ns, cpu_ns, saturated, missed;
@@ -511,6 +511,7 @@ static void proc_add(struct proc *p, const struct profile_file_hdr *h)
 	uint32_t i, j;
 
 	p->rate = h->rate;
+	p->files++;
 	if (h->cpu_start_ns < p->cpu_start_ns)
 		p->cpu_start_ns = h->cpu_start_ns;
 	for (i = 0; i < h->nr_regions; i++) {
@@ -597,7 +598,7 @@ static void print_header(const struct report *r, const struct proc *p)
 		(unsigned long long)p->nowhere, 1U << p->min_shift);
 	if (p->max_shift != p->min_shift)
 		fprintf(out, " to %u", 1U << p->max_shift);
-	fputs(" bytes\n", out);
+	fprintf(out, " bytes; profile files: %u\n", p->files);
 }
 
 static void print_row(const struct report *r, const struct row *w,

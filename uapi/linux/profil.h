@@ -51,7 +51,9 @@ struct profil_region {
 
 /* struct profil_setup.flags */
 #define PROFIL_F_NOINHERIT	0x1U /* a forked child is not profiled */
-#define PROFIL_F_ALL		(PROFIL_F_NOINHERIT)
+#define PROFIL_F_KEEP_FILE	0x2U /* a re-arm carries on the running */
+				     /* arm's profile file (below) */
+#define PROFIL_F_ALL		(PROFIL_F_NOINHERIT | PROFIL_F_KEEP_FILE)
 
 /* Limits a setup must respect; above them it is -E2BIG. */
 #define PROFIL_MAX_REGIONS	1024
@@ -61,6 +63,14 @@ struct profil_region {
  * PROFIL_IOC_SETUP argument.  Arms (or re-arms, replacing what ran before)
  * the session of the calling process.  'rate' is set to the sampling rate
  * in use once the struct is validated, before the session is armed.
+ *
+ * A re-arm normally writes the profile file of the arm it replaces.  With
+ * PROFIL_F_KEEP_FILE (and 'output' 0) that file carries on instead: it is
+ * not written now, and the new arm pins the same image and writes it, in
+ * the same directory, under the same names and credentials, when it ends.
+ * So a process can add regions (over bins it reserved in the image)
+ * without a second file.  -ENOENT if the running arm has no profile file;
+ * -EINVAL with 'output' set or in PROFIL_MODE_PCSAMPLE.
  */
 struct profil_setup {
 	__u32 size;		/* sizeof(struct profil_setup) */
