@@ -3,7 +3,9 @@
 # KVM aborts on these hosts) with an initramfs holding profil.ko built for
 # it, the library, the selftests named in $GUEST_TESTS, $GUEST_NOMOD_TESTS
 # and $GUEST_HELPERS (the Makefile's lists), the demo, the benchmarks,
-# profil(1) with its agent, and perf (for profil_cmd_test's reference);
+# profil(1) with its agent, perf (for profil_cmd_test's reference) and the
+# Debian programs that test profiles (xz, gzip, dash, and Python 3 as
+# scripts/guest-python.sh lists it);
 # the console goes to LOG, which starts empty.  Exits non-zero when the
 # initramfs cannot be made, or QEMU fails or times out ($GUEST_TIMEOUT
 # seconds, default 600, for all boots together; killed 10 s later if it
@@ -37,7 +39,8 @@ if [ "$mode" != package ]; then
 		$b/demo/hotspots $b/demo/callgraph $b/demo/callgraph-plain
 		$b/bench/forkcost $b/bench/regions $b/tools/profil
 		$b/tools/profil-agent.so $(command -v perf || true)
-		$(command -v xz) $(command -v gzip) $(command -v dash)"
+		$(command -v xz) $(command -v gzip) $(command -v dash)
+		$("$top/scripts/guest-python.sh")"
 	for t in ${GUEST_TESTS-} ${GUEST_NOMOD_TESTS-} ${GUEST_HELPERS-}; do
 		files="$files $b/selftests/$t"
 	done

@@ -1,7 +1,8 @@
 #!/bin/sh
 # mkinitramfs.sh OUT KO FILE...: a busybox initramfs holding profil.ko as
-# /opt/profil/profil.ko, the given programs in /opt/profil, the shared
-# libraries they need, and scripts/guest-init.sh as /init.  With KVER set,
+# /opt/profil/profil.ko, the given programs in /opt/profil (a FILE written
+# =PATH: at PATH), the shared libraries they need, and
+# scripts/guest-init.sh as /init.  With KVER set,
 # also the modules the tests' filesystems need (scripts/guest-modules.sh)
 # in /opt/profil/kmods.  With GUEST_ROOT set, that tree too, at its own
 # paths (make package-check: the extracted packages).
@@ -29,7 +30,14 @@ cp "$here/guest-init.sh" "$root/init"
 chmod 755 "$root/init"
 
 for f in "$@"; do
-	cp -L "$f" "$root/opt/profil/"
+	case $f in
+	=*)	# Its times too: Python's compiled modules are valid only
+		# for a source of the same time and size.
+		f=${f#=}
+		mkdir -p "$root$(dirname "$f")"
+		cp -pL "$f" "$root$f" ;;
+	*)	cp -L "$f" "$root/opt/profil/" ;;
+	esac
 	# Each library a program needs, at the path the loader looks for it.
 	# And at the path a symbolic link names (the dynamic linker is
 	# /lib64/ld-linux-x86-64.so.2 as an interpreter, and found by its
