@@ -10,6 +10,9 @@
  *			again and dl_work() 200 ms more
  *	relative	dlopen("./plug/libcmd_dl.so") from its own directory,
  *			then chdir("/") before dl_work()
+ *	replaced	dlopen(), then plug/libcmd_other.so renamed over
+ *			plug/libcmd_dl.so before dl_work(), as an upgrade
+ *			replaces a library under a running program
  *	many		dlopen() of plug/libcmd_dl.0.so to .39.so, copies of
  *			it, one after the other, and 10 ms of dl_work() in each
  *			(as Python imports its extension modules)
@@ -41,15 +44,35 @@ static void *load_relative(void)
 	return chdir("/") ? NULL : h;
 }
 
-/* plug/libcmd_dl.@i.so of the program's directory. */
-static void *load_copy(int i)
+/* plug/@name of the program's directory into @path[4096]. */
+static char *plug_path(char *path, const char *name)
 {
-	char path[4096];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	ssize_t n = readlink("/proc/self/exe", path, 4095);
 
 	path[n > 0 ? n : 0] = '\0';
-	snprintf(strrchr(path, '/') ?: path, 64, "/plug/libcmd_dl.%d.so", i);
-	return dlopen(path, RTLD_NOW);
+	snprintf(strrchr(path, '/') ?: path, 256, "/plug/%s", name);
+	return path;
+}
+
+/* plug/libcmd_dl.@i.so. */
+static void *load_copy(int i)
+{
+	char path[4096], name[64];
+
+	snprintf(name, sizeof(name), "libcmd_dl.%d.so", i);
+	return dlopen(plug_path(path, name), RTLD_NOW);
+}
+
+/* The plugin, loaded; then another file at its name. */
+static void *load_replaced(void)
+{
+	char from[4096], to[4096];
+	void *h = dlopen("libcmd_dl.so", RTLD_NOW);
+
+	if (h && rename(plug_path(from, "libcmd_other.so"),
+			plug_path(to, "libcmd_dl.so")))
+		perror("cmd_plughost: rename");
+	return h;
 }
 
 static int many_copies;		/* "many": the copy to load next */
@@ -62,6 +85,8 @@ static void *load(const char *mode)
 		return load_relative();
 	if (!strcmp(mode, "many"))
 		return load_copy(many_copies++);
+	if (!strcmp(mode, "replaced"))
+		return load_replaced();
 	return dlopen("libcmd_dl.so", RTLD_NOW);
 }
 

@@ -446,8 +446,10 @@ static int copy_to(const char *from, const char *to)
 
 /*
  * cmd_plughost MODE under profil, from a directory of its own with its
- * plugin in plug/, where only its RUNPATH ($ORIGIN/plug) finds it: it must
- * load and say so exactly as alone, and dl_work() be where the time went.
+ * plugin in plug/, where only its RUNPATH ($ORIGIN/plug) finds it (the
+ * guest's LD_LIBRARY_PATH, /opt/profil, holds a libcmd_dl.so too, and
+ * would find that one): it must load and say so exactly as alone, and
+ * dl_work() be where the time went.
  */
 static void plughost(struct __test_metadata *_metadata,
 		     FIXTURE_DATA(cmd) *self, const char *mode)
@@ -466,6 +468,7 @@ static void plughost(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, copy_to(from, host));
 	subject(from, sizeof(from), self->dir, "libcmd_dl.so");
 	ASSERT_EQ(0, copy_to(from, lib));
+	unsetenv("LD_LIBRARY_PATH");
 	EXPECT_EQ(0, profil_run(&self->r, self->profil, self->csv, NULL, host,
 				mode, NULL))
 		TH_LOG("%s", self->r.stderr_text);
@@ -557,6 +560,8 @@ TEST_F(cmd, forty_plugins_loaded_one_by_one_in_a_few_files)
 				"many", NULL))
 		TH_LOG("%s", self->r.stderr_text);
 	EXPECT_STREQ("loaded\n", self->r.stdout_text);
+	EXPECT_EQ(NULL, strstr(self->r.stderr_text, "not the file that ran"))
+		TH_LOG("%s", self->r.stderr_text);
 	for (i = 0; i < CMD_PLUG_COPIES; i++) {
 		snprintf(lib, sizeof(lib), "%s/libcmd_dl.%d.so", plug, i);
 		unlink(lib);
@@ -585,6 +590,49 @@ TEST_F(cmd, forty_plugins_loaded_one_by_one_in_a_few_files)
 	files = files_of(&self->p, main_pid(&self->p));
 	EXPECT_LE(1, files);
 	EXPECT_GE(4, files) TH_LOG("%s", self->p.header);
+}
+
+/*
+ * A library replaced on disk while the program ran (another build at its
+ * name): profil says that its names may be wrong, by the build-ID the
+ * agent read from the library in memory, and still reports.
+ */
+TEST_F(cmd, library_replaced_on_disk_while_it_ran_is_said)
+{
+	char top[64], plug[96], host[96], lib[160], other[160], from[4096];
+	const char *s;
+
+	snprintf(top, sizeof(top), "/tmp/profil_repl.%d", getpid());
+	snprintf(plug, sizeof(plug), "%s/plug", top);
+	snprintf(host, sizeof(host), "%s/cmd_plughost", top);
+	snprintf(lib, sizeof(lib), "%s/libcmd_dl.so", plug);
+	snprintf(other, sizeof(other), "%s/libcmd_other.so", plug);
+	ASSERT_EQ(0, mkdir(top, 0755));
+	ASSERT_EQ(0, mkdir(plug, 0755));
+	subject(from, sizeof(from), self->dir, "cmd_plughost");
+	ASSERT_EQ(0, copy_to(from, host));
+	subject(from, sizeof(from), self->dir, "libcmd_dl.so");
+	ASSERT_EQ(0, copy_to(from, lib));
+	subject(from, sizeof(from), self->dir, "libcmd_split.so");
+	ASSERT_EQ(0, copy_to(from, other));
+	unsetenv("LD_LIBRARY_PATH");	/* its RUNPATH finds it (plughost()) */
+	EXPECT_EQ(0, profil_run(&self->r, self->profil, self->csv, NULL, host,
+				"replaced", NULL))
+		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_STREQ("loaded\n", self->r.stdout_text);
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, lib))
+		TH_LOG("%s", self->r.stderr_text);
+	/* Said once, of that library only. */
+	s = strstr(self->r.stderr_text, "is not the file that ran");
+	EXPECT_NE(NULL, s);
+	EXPECT_EQ(NULL, s ? strstr(s + 1, "is not the file that ran") : NULL);
+	unlink(lib);
+	unlink(other);
+	unlink(host);
+	rmdir(plug);
+	rmdir(top);
+	LOAD();
+	EXPECT_LT(300, samples_of(&self->p, "all", NULL));
 }
 
 TEST_F(cmd, code_in_no_object_has_a_line_of_its_own)

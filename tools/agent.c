@@ -81,6 +81,8 @@ struct agent_seg {
 	uintptr_t start, end, bias;
 	const char *name;
 	uint32_t kind;
+	const unsigned char *build_id;	/* in the object's notes, or NULL */
+	size_t build_id_size;
 };
 
 /*
@@ -177,12 +179,44 @@ static char *agent_abs_path(const char *name)
 	return name[0] && name[0] != '/' ? realpath(name, NULL) : NULL;
 }
 
+/* The NT_GNU_BUILD_ID note of the object of @phdr[@n] at @bias, or NULL. */
+static const unsigned char *agent_build_id(const ElfW(Phdr) *phdr, int n,
+					   uintptr_t bias, size_t *size)
+{
+	const ElfW(Nhdr) *nh;
+	const char *p, *end;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (phdr[i].p_type != PT_NOTE)
+			continue;
+		p = (const char *)(bias + phdr[i].p_vaddr);
+		end = p + phdr[i].p_memsz;
+		while (end - p >= (ptrdiff_t)sizeof(*nh)) {
+			nh = (const void *)p;
+			p += sizeof(*nh) + ((nh->n_namesz + 3) & ~3U);
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(nh + 1, "GNU", 4) && p <= end &&
+			    nh->n_descsz <= PROFILE_BUILD_ID_MAX &&
+			    (size_t)(end - p) >= nh->n_descsz) {
+				*size = nh->n_descsz;
+				return (const unsigned char *)p;
+			}
+			p += (nh->n_descsz + 3) & ~3U;
+		}
+	}
+	return NULL;
+}
+
 /* Executable segments of @phdr[@n] at @bias into agent.segs; 1: full. */
 static int agent_add_segs(const ElfW(Phdr) *phdr, int n, uintptr_t bias,
 			  const char *name, uint32_t kind)
 {
+	const unsigned char *build_id;
+	size_t build_id_size = 0;
 	int i;
 
+	build_id = agent_build_id(phdr, n, bias, &build_id_size);
 	for (i = 0; i < n; i++) {
 		const ElfW(Phdr) *ph = &phdr[i];
 		struct agent_seg *s = &agent.segs[agent.nr_segs];
@@ -196,6 +230,8 @@ static int agent_add_segs(const ElfW(Phdr) *phdr, int n, uintptr_t bias,
 		s->bias = bias;
 		s->name = name;
 		s->kind = kind;
+		s->build_id = build_id;
+		s->build_id_size = build_id ? build_id_size : 0;
 		agent.nr_segs++;
 	}
 	return 0;
@@ -393,6 +429,9 @@ static void agent_region(struct profile_file_region *fr,
 	fr->nr_bins = agent_nr_bins(s, l->shift[i - 1]);
 	fr->shift = l->shift[i - 1];
 	fr->kind = s->kind;
+	fr->build_id_size = s->build_id_size;
+	if (s->build_id_size)
+		memcpy(fr->build_id, s->build_id, s->build_id_size);
 	r->buf = (uintptr_t)(image + fr->bins_off);
 	r->bufsize = (uint64_t)fr->nr_bins * sizeof(uint32_t);
 	r->offset = s->start;

@@ -28,7 +28,7 @@
 
 #include <stdint.h>
 
-#define PROFILE_FILE_MAGIC	"PROFIL2"	/* 8 bytes with the NUL */
+#define PROFILE_FILE_MAGIC	"PROFIL3"	/* 8 bytes with the NUL */
 
 /* profile_file_hdr.flags */
 #define PROFILE_FILE_ENDED	0x1U	/* exit(3) ran: the counters are valid */
@@ -53,6 +53,8 @@ struct profile_file_hdr {
 	uint64_t missed;
 };
 
+#define PROFILE_BUILD_ID_MAX	32
+
 /* profile_file_region.kind */
 #define PROFILE_REGION_EXE	0	/* the main program's text */
 #define PROFILE_REGION_LIB	1	/* a shared object's text */
@@ -68,6 +70,9 @@ struct profile_file_region {
 	uint32_t shift;		/* a bin counts 1 << shift bytes of text */
 	uint32_t name_off;	/* the object's path, in names */
 	uint32_t kind;		/* PROFILE_REGION_* */
+	uint32_t build_id_size;	/* bytes of build_id, 0: the object has none */
+	uint32_t reserved;
+	uint8_t build_id[PROFILE_BUILD_ID_MAX]; /* NT_GNU_BUILD_ID, as loaded */
 };
 
 #endif /* PROFIL_TOOLS_PROFILE_FILE_H */

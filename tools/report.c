@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -158,6 +159,64 @@ static int report_add(struct report *r, int dir, const char *name, pid_t pid,
 }
 
 /* Every file of @dir: profiles in r->files, the agents' complaints said. */
+/*
+ * Whether the file at @path is still the object that ran: its build-ID on
+ * disk against the one the agent read in memory when it armed.
+ */
+static int object_same(const char *path, const struct profile_file_region *fr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), same = 0;
+	const void *id = NULL;
+	ssize_t n;
+	Elf *e;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	n = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
+	same = n == (ssize_t)fr->build_id_size && !memcmp(id, fr->build_id, n);
+	elf_end(e);
+	close(fd);
+	return same;
+}
+
+/*
+ * Say, once for each, which objects are no longer the file at their path
+ * (rebuilt, upgraded, deleted while the program ran): the names of their
+ * code come from that file and may be wrong.
+ */
+static void report_check_objects(const struct report *r)
+{
+	const struct profile_file_region *fr;
+	const char **seen = NULL, **more, *path;
+	size_t i, k, n = 0;
+	uint32_t j;
+
+	for (i = 0; i < r->nr_files; i++) {
+		fr = file_regions(r->files[i].h);
+		for (j = 0; j < r->files[i].h->nr_regions; j++) {
+			if ((fr[j].kind != PROFILE_REGION_EXE &&
+			     fr[j].kind != PROFILE_REGION_LIB) || !fr[j].build_id_size)
+				continue;
+			path = file_name(r->files[i].h, &fr[j]);
+			for (k = 0; k < n && strcmp(seen[k], path); k++)
+				;
+			if (k < n)
+				continue;
+			more = realloc(seen, (n + 1) * sizeof(*seen));
+			if (!more)
+				break;
+			seen = more;
+			seen[n++] = path;
+			if (!object_same(path, &fr[j]))
+				fprintf(stderr, "profil: %s is not the file that ran (its build-ID differs, or it is gone): the names of its code may be wrong\n",
+					path);
+		}
+	}
+	free(seen);
+}
+
 int report_load(struct report *r, const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -176,6 +235,8 @@ int report_load(struct report *r, const char *dir)
 			ret = report_add(r, dirfd(d), e->d_name, pid, kind == 'c');
 	}
 	closedir(d);
+	if (!ret)
+		report_check_objects(r);
 	return ret;
 }
 
