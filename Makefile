@@ -228,7 +228,12 @@ $(BUILD)/tools/profil: tools/profil.c tools/report.c tools/profil.h tools/profil
 $(HARNESS_DIR)/kselftest_harness.h:
 	scripts/linux-source.sh $(BUILD)
 
-selftests: $(TESTS) $(DEMO) $(BENCH) $(TOOLS)
+# profil(1)'s report on profile files made by the test: on the host.
+HOST_TESTS	:= $(BUILD)/selftests/report_test
+$(BUILD)/selftests/report_test: selftests/report_test.c tools/report.c tools/profil.h tools/profile-file.h lib/gmon-bsd.h $(HARNESS_DIR)/kselftest_harness.h | $(BUILD)/selftests
+	$(CC) $(TEST_CFLAGS) -Itools -o $@ $< tools/report.c -ldw -lelf -lstdc++
+
+selftests: $(TESTS) $(DEMO) $(BENCH) $(TOOLS) $(HOST_TESTS)
 
 # Programs relink when the library changes, not on every make.
 LIB_FILES	:= lib/libprofil.so lib/libprofil.a

@@ -784,58 +784,98 @@ static const struct profile_file_region *gmon_region(const struct report *r,
 	return NULL;
 }
 
-static int gmon_write(const struct report *r,
-		      const struct profile_file_region *t, const uint64_t *sum)
+/*
+ * The histogram in 16-bit bins, as the format has them: when a bin holds
+ * more than 65535 samples, every bin is divided by k and the rate too, so
+ * that gprof still shows the seconds they stand for.  k divides the rate
+ * when such a k is small enough, so that the seconds stay exact.
+ */
+static unsigned int gmon_divisor(const uint64_t *sum, size_t n,
+				 unsigned int rate)
 {
+	uint64_t max = 0, k;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (sum[i] > max)
+			max = sum[i];
+	k = (max + 0xfffe) / 0xffff;
+	if (k <= 1)
+		return 1;
+	for (i = k; i <= rate / 2; i++)
+		if (rate % i == 0)
+			return i;
+	return k;
+}
+
+static int gmon_write(const struct report *r, unsigned int rate,
+		      uint64_t lowpc, unsigned int shift, const uint64_t *sum,
+		      size_t n)
+{
+	unsigned int k = gmon_divisor(sum, n, rate);
 	struct gmon_hdr h = {
-		.lowpc = t->start - t->bias,
-		.highpc = t->start - t->bias + ((uint64_t)t->nr_bins << t->shift),
-		.ncnt = sizeof(h) + t->nr_bins * sizeof(uint16_t),
+		.lowpc = lowpc,
+		.highpc = lowpc + ((uint64_t)n << shift),
+		.ncnt = sizeof(h) + n * sizeof(uint16_t),
 		.version = GMON_VERSION,
-		.profrate = r->rate,
+		.profrate = (rate + k / 2) / k ?: 1,
 	};
-	uint32_t i;
+	size_t i;
 
+	if (k > 1)
+		fprintf(stderr, "profil: a bin holds more than 65535 samples: the gmon.out bins and rate are divided by %u (%u Hz)%s\n",
+			k, h.profrate, rate % k ? ", which rounds the rate" : "");
 	fwrite(&h, sizeof(h), 1, r->out);
-	for (i = 0; i < t->nr_bins; i++) {
-		uint16_t c = sum[i] > 0xffff ? 0xffff : sum[i];
+	for (i = 0; i < n; i++) {
+		uint64_t c = (sum[i] + k / 2) / k;
+		uint16_t b = c > 0xffff ? 0xffff : c;
 
-		fwrite(&c, sizeof(c), 1, r->out);
+		fwrite(&b, sizeof(b), 1, r->out);
 	}
 	return ferror(r->out) ? -1 : 0;
 }
 
 /*
  * A gmon.out of the main program's histogram (gprof -p reads it): the
- * bins of every arm over the same text summed, 16-bit as the format has
- * them, at link-time addresses.
+ * bins of every arm over its text (the first text segment of the
+ * program), summed at the coarsest bin size any of them had, at link-time
+ * addresses; scaled to 16 bits by gmon_write().
  */
 int report_gmon(struct report *r)
 {
 	const struct profile_file_region *t = NULL, *fr;
-	uint64_t *sum = NULL;
-	size_t i, j;
+	unsigned int shift = 0, rate = r->rate;
+	uint64_t *sum;
+	size_t i, j, n;
 	int ret;
 
+	/* The text every arm covered, and the coarsest bins over it. */
 	for (i = 0; i < r->nr_files; i++) {
 		fr = gmon_region(r, &r->files[i]);
-		if (!fr || (t && (fr->start != t->start || fr->shift != t->shift ||
-				  fr->nr_bins != t->nr_bins)))
+		if (!fr || (t && (fr->start != t->start || fr->end != t->end)))
 			continue;
-		if (!t) {
-			t = fr;
-			sum = calloc(t->nr_bins, sizeof(*sum));
-			if (!sum)
-				return -1;
-		}
-		for (j = 0; j < fr->nr_bins; j++)
-			sum[j] += file_bins(r->files[i].h, fr)[j];
+		t = fr;
+		rate = r->files[i].h->rate;	/* as the kernel set it */
+		if (fr->shift > shift)
+			shift = fr->shift;
 	}
 	if (!t) {
 		fprintf(stderr, "profil: no profile of the main program's text to write\n");
 		return -1;
 	}
-	ret = gmon_write(r, t, sum);
+	n = ((t->end - t->start) + (1ULL << shift) - 1) >> shift;
+	sum = calloc(n, sizeof(*sum));
+	if (!sum)
+		return -1;
+	for (i = 0; i < r->nr_files; i++) {
+		fr = gmon_region(r, &r->files[i]);
+		if (!fr || fr->start != t->start || fr->end != t->end)
+			continue;
+		for (j = 0; j < fr->nr_bins; j++)
+			sum[((uint64_t)j << fr->shift) >> shift] +=
+				file_bins(r->files[i].h, fr)[j];
+	}
+	ret = gmon_write(r, rate, t->start - t->bias, shift, sum, n);
 	free(sum);
 	return ret;
 }
