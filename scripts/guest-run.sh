@@ -4,8 +4,8 @@
 # it, the library, the selftests named in $GUEST_TESTS, $GUEST_NOMOD_TESTS
 # and $GUEST_HELPERS (the Makefile's lists), the demo, the benchmarks,
 # profil(1) with its agent, perf (for profil_cmd_test's reference) and the
-# Debian programs that test profiles (xz, gzip, dash, and Python 3 as
-# scripts/guest-python.sh lists it);
+# Debian programs and files that test uses (xz, gzip, dash, and what
+# scripts/guest-files.sh lists: Python 3, a gconv module);
 # the console goes to LOG, which starts empty.  Exits non-zero when the
 # initramfs cannot be made, or QEMU fails or times out ($GUEST_TIMEOUT
 # seconds, default 600, for all boots together; killed 10 s later if it
@@ -40,7 +40,7 @@ if [ "$mode" != package ]; then
 		$b/bench/forkcost $b/bench/regions $b/tools/profil
 		$b/tools/profil-agent.so $(command -v perf || true)
 		$(command -v xz) $(command -v gzip) $(command -v dash)
-		$("$top/scripts/guest-python.sh")"
+		$("$top/scripts/guest-files.sh")"
 	for t in ${GUEST_TESTS-} ${GUEST_NOMOD_TESTS-} ${GUEST_HELPERS-}; do
 		files="$files $b/selftests/$t"
 	done

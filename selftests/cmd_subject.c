@@ -27,14 +27,19 @@
  *			then fifty 300 ms, then SIGTERM to itself
  *	daemon		a forked child waits for the command to exit, then,
  *			orphaned, runs twenty 300 ms
+ *	iconv		UTF-8 into ISO-8859-2 with iconv(3) for 400 ms of
+ *			CPU: glibc dlopen()s the gconv module itself; prints
+ *			"iconv ok" when every round converted exactly
  *	twenty also names on stdout any of profil(1)'s agent's variables it
  *	finds in its environment (a child profil did not ask for has none).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <iconv.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,6 +297,33 @@ static int jit(void)
 	return 0;
 }
 
+/* "Łódź żółw " over and over: 16 bytes of UTF-8, 10 of ISO-8859-2. */
+static int iconv_rounds(void)
+{
+	static const char word[] = "\xc5\x81\xc3\xb3" "d\xc5\xba \xc5\xbc\xc3\xb3\xc5\x82w ";
+	static char in[64 * 1024], out[64 * 1024];
+	size_t n = 0, w = strlen(word), left, room;
+	iconv_t cd = iconv_open("ISO-8859-2", "UTF-8");
+	uint64_t end = cmd_cpu_ns() + 400 * 1000000ULL;
+	char *ip, *op;
+	int ok = 1;
+
+	if (cd == (iconv_t)-1) {
+		perror("cmd_subject: iconv_open");
+		return 1;
+	}
+	while (n + w < sizeof(in))
+		memcpy(in + n, word, w), n += w;
+	while (ok && cmd_cpu_ns() < end) {
+		ip = in, op = out, left = n, room = sizeof(out);
+		ok = iconv(cd, &ip, &left, &op, &room) == 0 && !left &&
+		     out[0] == '\xa3' && op - out == (ptrdiff_t)(n / w * 10);
+	}
+	iconv_close(cd);
+	printf("iconv %s\n", ok ? "ok" : "wrong");
+	return !ok;
+}
+
 static int stdio(void)
 {
 	char line[256];
@@ -337,6 +369,8 @@ int main(int argc, char **argv)
 		return daemonize();
 	else if (!strcmp(mode, "waitkill"))
 		return wait_then_die();
+	else if (!strcmp(mode, "iconv"))
+		return iconv_rounds();
 	else
 		return 2;
 	return 0;

@@ -593,6 +593,29 @@ TEST_F(cmd, forty_plugins_loaded_one_by_one_in_a_few_files)
 }
 
 /*
+ * A module glibc loads itself: iconv(3) dlopen()s the gconv module of a
+ * charset from inside libc.  It converts exactly as alone, and its time
+ * is charged to it, by name.
+ */
+TEST_F(cmd, gconv_module_that_libc_loads_itself)
+{
+	unsigned long gconv = 0, all;
+	int i;
+
+	ASSERT_EQ(0, RUN(NULL, "cmd_subject", "iconv", NULL))
+		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_STREQ("iconv ok\n", self->r.stdout_text);
+	LOAD();
+	for (i = 0; i < self->p.n; i++)
+		if (!strcmp(self->p.rows[i].proc, "all") &&
+		    strstr(self->p.rows[i].object, "/gconv/ISO8859-2.so"))
+			gconv += self->p.rows[i].samples;
+	all = samples_of(&self->p, "all", NULL);
+	EXPECT_LT(10.0, 100.0 * gconv / (all ? all : 1))
+		TH_LOG("ISO8859-2.so: %lu of %lu samples", gconv, all);
+}
+
+/*
  * A library replaced on disk while the program ran (another build at its
  * name): profil says that its names may be wrong, by the build-ID the
  * agent read from the library in memory, and still reports.
@@ -1262,7 +1285,7 @@ TEST_F(cmd, real_program_python_with_c_extensions_agrees_with_perf_by_object)
 	FILE *f;
 
 	ASSERT_EQ(0, access("/usr/bin/python3", X_OK))
-		TH_LOG("no Python 3 in the guest (scripts/guest-python.sh)");
+		TH_LOG("no Python 3 in the guest (scripts/guest-files.sh)");
 	snprintf(py, sizeof(py), "/tmp/real.%d.py", getpid());
 	f = fopen(py, "we");
 	ASSERT_NE(NULL, f);
