@@ -49,7 +49,7 @@ LIB_HDRS	:= lib/profil-private.h lib/gmon-bsd.h lib/include/profil.h lib/include
 # libraries (selftests/cmd_subject.c).
 CMD_SUBJECTS	:= cmd_subject cmd_subject_stripped cmd_subject_static \
 		   cmd_subject_cxx cmd_subject_asan cmd_plughost libcmd_split.so \
-		   libcmd_dl.so
+		   libcmd_dl.so cmd_subject32
 GMON_SUBJECTS	:= gmon_subject gmon_subject_static gmon_subject_nopie \
 		   gmon_subject_fentry gmon_subject_glibc gmon_subject_setuid
 # The guest's programs, in one place: kselftest programs run as root and as
@@ -74,7 +74,8 @@ DEMO		:= $(BUILD)/demo/hotspots $(BUILD)/demo/callgraph \
 		   $(BUILD)/demo/callgraph-plain
 BENCH		:= $(BUILD)/bench/forkcost $(BUILD)/bench/regions
 # profil(1) and the agent it preloads.
-TOOLS		:= $(BUILD)/tools/profil $(BUILD)/tools/profil-agent.so
+TOOLS		:= $(BUILD)/tools/profil $(BUILD)/tools/profil-agent.so \
+		   $(BUILD)/tools/profil-agent32.so
 TOOL_CFLAGS	:= $(CFLAGS) $(WARN) -std=gnu11 -Iuapi -Itools $(CPPFLAGS)
 MCOUNT_BENCH	:= $(addprefix $(BUILD)/bench/mcount-,none glibc libprofil)
 
@@ -156,6 +157,7 @@ INSTALLED	:= $(LIBDIR)/libprofil.so.$(SOVERSION) $(LIBDIR)/libprofil.so \
 		   $(addprefix $(INCLUDEDIR)/,$(notdir $(HEADERS))) \
 		   $(INCLUDEDIR)/linux/profil.h \
 		   $(BINDIR)/profil $(LIBDIR)/profil/profil-agent.so \
+		   $(LIBDIR)/profil/profil-agent32.so \
 		   $(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 		   $(foreach l,$(MAN_LINKS),$(MANDIR)/$(firstword $(subst =, ,$(l))))
 
@@ -174,7 +176,8 @@ install: lib tools
 	for l in $(MAN_LINKS); do \
 		ln -sf $${l#*=} $(DESTDIR)$(MANDIR)/$${l%%=*} || exit 1; done
 	install -m 755 $(BUILD)/tools/profil $(DESTDIR)$(BINDIR)/
-	install -m 644 $(BUILD)/tools/profil-agent.so $(DESTDIR)$(LIBDIR)/profil/
+	install -m 644 $(BUILD)/tools/profil-agent.so $(BUILD)/tools/profil-agent32.so \
+		$(DESTDIR)$(LIBDIR)/profil/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
@@ -219,6 +222,11 @@ $(BUILD)/tools:
 $(BUILD)/tools/profil-agent.so: tools/agent.c tools/profile-file.h uapi/linux/profil.h | $(BUILD)/tools
 	$(CC) $(TOOL_CFLAGS) -fPIC -fvisibility=hidden -shared $(LDFLAGS) \
 		-o $@ $< -pthread -Wl,-z,defs
+
+# The 32-bit programs' stub (agent32.c): nothing but la_version().
+$(BUILD)/tools/profil-agent32.so: tools/agent32.c | $(BUILD)/tools
+	$(CC) -m32 $(CFLAGS) $(WARN) -fPIC -fvisibility=hidden -shared -nostdlib \
+		$(LDFLAGS) -o $@ $<
 
 $(BUILD)/tools/profil: tools/profil.c tools/report.c tools/profil.h tools/profile-file.h lib/gmon-bsd.h | $(BUILD)/tools
 	$(CC) $(TOOL_CFLAGS) -DAGENT_PATH='"$(LIBDIR)/profil/profil-agent.so"' \
@@ -278,6 +286,11 @@ $(BUILD)/selftests/cmd_subject_asan: selftests/cmd_subject.c selftests/cmd_work.
 		-L$(BUILD)/selftests -lcmd_split -Wl,-rpath,'$$ORIGIN'
 $(BUILD)/selftests/cmd_subject_stripped: $(BUILD)/selftests/cmd_subject
 	strip -o $@ $<
+# 32-bit and dynamic, against libc6-i386's libc.so.6 alone (no -dev needed).
+$(BUILD)/selftests/cmd_subject32: selftests/cmd_subject32.c | $(BUILD)/selftests
+	$(CC) -m32 $(CFLAGS) -Wall -fno-pie -no-pie -nostdlib -o $@ $< \
+		/lib32/libc.so.6 -Wl,--dynamic-linker=/lib/ld-linux.so.2,-e,start
+
 $(BUILD)/selftests/cmd_subject_static: selftests/cmd_subject.c selftests/cmd_split_lib.c selftests/cmd_work.h | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -pthread -static -DCMD_STATIC -o $@ selftests/cmd_subject.c \
 		selftests/cmd_split_lib.c

@@ -8,7 +8,8 @@ set -eu
 pkgs="linux-image-amd64 linux-headers-amd64 linux-image-6.12-amd64
 linux-headers-6.12-amd64 linux-source-6.1 qemu-system-x86 busybox-static
 gcc g++ make libc6-dev mandoc cpio gzip xz-utils perl binutils
-flex bison bc libelf-dev libssl-dev libdw-dev linux-perf curl python3"
+flex bison bc libelf-dev libssl-dev libdw-dev linux-perf curl python3
+libc6-i386"
 case ${1:-} in
 bench)	pkgs="$pkgs clang llvm libbpf-dev bpftool gnuplot-nox" ;;
 package) pkgs="$pkgs debhelper dh-dkms dpkg-dev dkms lintian pkgconf fakeroot" ;;

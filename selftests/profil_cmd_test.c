@@ -891,6 +891,42 @@ TEST_F(cmd, static_program_refused_with_a_hint)
 	EXPECT_NE(0, access(self->csv, F_OK));
 }
 
+/* A 32-bit program: refused, saying why, like a static one. */
+TEST_F(cmd, thirty_two_bit_program_refused_with_a_reason)
+{
+	RUN(NULL, "cmd_subject32", NULL, NULL);
+	ASSERT_TRUE(WIFEXITED(self->r.status));
+	EXPECT_EQ(125, WEXITSTATUS(self->r.status));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "32-bit program"))
+		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_EQ(NULL, strstr(self->r.stdout_text, "32-bit ran"));
+}
+
+/*
+ * A 32-bit descendant under --children: its dynamic linker gets the 32-bit
+ * stub through $LIB and drops it silently, so it runs and speaks as alone
+ * (with the 64-bit agent it said "wrong ELF class"); the 64-bit process
+ * after it is profiled.
+ */
+TEST_F(cmd, thirty_two_bit_descendant_runs_as_alone)
+{
+	char sh[4096], b32[4096], b64[4096], cmd[16384];
+	const char *opts[] = { "--children", NULL };
+
+	subject(sh, sizeof(sh), self->dir, "dash");
+	subject(b32, sizeof(b32), self->dir, "cmd_subject32");
+	subject(b64, sizeof(b64), self->dir, "cmd_subject");
+	snprintf(cmd, sizeof(cmd), "%s; %s twenty", b32, b64);
+	ASSERT_EQ(0, profil_run(&self->r, self->profil, self->csv, opts, sh,
+				"-c", cmd))
+		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_NE(NULL, strstr(self->r.stdout_text, "32-bit ran\n"));
+	EXPECT_EQ(NULL, strstr(self->r.stderr_text, "ld.so"))
+		TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	EXPECT_LT(200, samples_of(&self->p, "all", "twenty"));
+}
+
 /* Found through an empty PATH element (the current directory), as execvp(). */
 TEST_F(cmd, static_program_found_through_an_empty_path_element)
 {

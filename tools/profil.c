@@ -190,13 +190,16 @@ static int resolve(const char *cmd, char path[PATH_MAX])
 }
 
 /* Whether @path is an ELF executable without an interpreter: static. */
-static int is_static(const char *path)
+/* What kind of ELF program @path is, for the agent: ELFCLASS32, static. */
+enum exe_kind { EXE_OTHER, EXE_DYNAMIC, EXE_STATIC, EXE_32BIT };
+
+static enum exe_kind exe_kind(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf *e;
 	GElf_Phdr ph;
 	size_t i, n;
-	int interp = 0, elf = 0;
+	int interp = 0, elf = 0, class32 = 0;
 
 	if (fd < 0)
 		return 0;
@@ -204,6 +207,7 @@ static int is_static(const char *path)
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF && !elf_getphdrnum(e, &n)) {
 		elf = 1;
+		class32 = gelf_getclass(e) == ELFCLASS32;
 		for (i = 0; i < n; i++)
 			if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_INTERP)
 				interp = 1;
@@ -211,7 +215,11 @@ static int is_static(const char *path)
 	if (e)
 		elf_end(e);
 	close(fd);
-	return elf && !interp;
+	if (!elf)
+		return EXE_OTHER;
+	if (class32)
+		return EXE_32BIT;
+	return interp ? EXE_DYNAMIC : EXE_STATIC;
 }
 
 /* The agent: $PROFIL_AGENT, next to this program, or where it installs. */
@@ -248,24 +256,43 @@ static struct {
 	const char *dir;		/* the run's directory */
 } sigs;
 
-/* The directory's files and the directory, with system calls only. */
-static void remove_dir_now(const char *dir)
+/*
+ * The files of the directory @fd, and of the directories in it @depth
+ * deep, with system calls only (a signal handler calls it); closes @fd.
+ */
+static void remove_files_at(int fd, int depth)
 {
 	char buf[4096];
 	long n, off;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int sub;
 
-	while (fd >= 0 && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (off = 0; off < n; ) {
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n; off += ((struct dirent64 *)(buf + off))->d_reclen) {
 			struct dirent64 *e = (void *)(buf + off);
 
-			if (e->d_name[0] != '.')
+			if (e->d_name[0] == '.')
+				continue;
+			if (e->d_type != DT_DIR) {
 				unlinkat(fd, e->d_name, 0);
-			off += e->d_reclen;
+				continue;
+			}
+			sub = depth ? openat(fd, e->d_name, O_RDONLY | O_DIRECTORY |
+					     O_NOFOLLOW | O_CLOEXEC) : -1;
+			if (sub >= 0)
+				remove_files_at(sub, depth - 1);
+			unlinkat(fd, e->d_name, AT_REMOVEDIR);
 		}
 	}
+	close(fd);
+}
+
+/* The run's directory: the files, the agents' links (agent_links()), it. */
+static void remove_dir_now(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
 	if (fd >= 0)
-		close(fd);
+		remove_files_at(fd, 1);
 	rmdir(dir);
 }
 
@@ -337,14 +364,55 @@ static void setenv_num(const char *name, long v)
 }
 
 /*
+ * The agent of each word size under the names the dynamic linkers give
+ * $LIB, in the run's directory: DIR/lib/x86_64-linux-gnu and DIR/lib64 the
+ * agent, DIR/lib/i386-linux-gnu and DIR/lib32 its 32-bit stub (agent32.c),
+ * so that LD_AUDIT=DIR/$LIB gives each program the agent of its own class,
+ * and a 32-bit one runs as it would alone, not "wrong ELF class".  The
+ * agent's own path when the stub is not there.
+ */
+static const char *agent_links(const char *agent, const char *dir,
+			       char *out, size_t len)
+{
+	static const char *const names[][2] = {
+		{ "lib/x86_64-linux-gnu", "" }, { "lib64", "" },
+		{ "lib/i386-linux-gnu", "32" }, { "lib32", "32" },
+	};
+	char abs[PATH_MAX], stub[PATH_MAX], path[PATH_MAX + 32];
+	size_t n;
+	unsigned int i;
+
+	if (!realpath(agent, abs))
+		return agent;
+	n = strlen(abs);
+	if (n < 3 || strcmp(abs + n - 3, ".so"))
+		return agent;
+	snprintf(stub, sizeof(stub), "%.*s32.so", (int)(n - 3), abs);
+	if (access(stub, R_OK))
+		return agent;
+	snprintf(path, sizeof(path), "%s/lib", dir);
+	if (mkdir(path, 0700))
+		return agent;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i][0]);
+		if (symlink(names[i][1][0] ? stub : abs, path))
+			return agent;
+	}
+	snprintf(out, len, "%s/$LIB", dir);
+	return out;
+}
+
+/*
  * The child's environment: the agent in LD_AUDIT (after any audit module
  * already there), its settings.  LD_PRELOAD is the program's own.
  */
 static void child_env(const struct opts *o, const char *agent, const char *dir)
 {
 	const char *aud = getenv("LD_AUDIT");
+	char links[PATH_MAX + 8];
 	char *v;
 
+	agent = agent_links(agent, dir, links, sizeof(links));
 	if (aud && *aud && asprintf(&v, "%s:%s", aud, agent) > 0) {
 		setenv("PROFIL_AGENT_LD_AUDIT", aud, 1);
 		setenv("LD_AUDIT", v, 1);
@@ -539,13 +607,18 @@ int main(int argc, char **argv)
 	struct report r = { 0 };
 	const char *tmp = getenv("TMPDIR") ?: "/tmp";
 	int status, killed_by = 0;
+	enum exe_kind kind;
 
 	exe[0] = '\0';
 	parse_opts(&o, argc, argv);
 	check_module(&o);
 	find_agent(agent, sizeof(agent));
-	if (resolve(o.argv[0], exe) && is_static(exe))
+	kind = resolve(o.argv[0], exe) ? exe_kind(exe) : EXE_OTHER;
+	if (kind == EXE_STATIC)
 		fail("%s is statically linked: the agent cannot be preloaded into it; link it dynamically, or with -lprofil and its own profil() or -pg",
+		     o.argv[0]);
+	if (kind == EXE_32BIT)
+		fail("%s is a 32-bit program: profil.ko samples 64-bit processes only (32-bit descendants run unprofiled)",
 		     o.argv[0]);
 	snprintf(dir, sizeof(dir), "%s/profil.XXXXXX", tmp);
 	if (!mkdtemp(dir))
