@@ -2,6 +2,8 @@
 # check-harness.sh: the host's count checked on canned guest logs
 # (scripts/harness-test/*.log), each naming the runs it owes ("#! runs")
 # and the "PASSED FAILED SKIPPED" count-tap.sh must give it ("#! expect"),
+# and maybe a line it must print ("#! says"), with the skips of
+# harness-test/expected-skips expected,
 # plus the skip-in-setup fix of selftests/common.h checked against the
 # kselftest harness in use.  Exits non-zero on any wrong answer.
 set -u
@@ -12,13 +14,15 @@ bad=0
 for log in "$dir"/*.log; do
 	runs=$(sed -n 's/^#! runs //p' "$log")
 	want=$(sed -n 's/^#! expect //p' "$log")
+	says=$(sed -n 's/^#! says //p' "$log")
 	# shellcheck disable=SC2086
-	out=$("$top/scripts/count-tap.sh" "$log" $runs)
+	out=$(EXPECTED_SKIPS=$dir/expected-skips "$top/scripts/count-tap.sh" "$log" $runs)
 	rc=$?
 	got=$(echo "$out" | tail -n 1)
 	# The exit status says whether anything failed: 0 exactly when F is 0.
 	case "$want" in *" 0 "*) wrc=0 ;; *) wrc=1 ;; esac
-	if [ "$got" = "$want" ] && [ "$rc" -eq "$wrc" ]; then
+	if [ "$got" = "$want" ] && [ "$rc" -eq "$wrc" ] &&
+	   { [ -z "$says" ] || echo "$out" | grep -qxF "$says"; }; then
 		echo "ok - $(basename "$log" .log): $got"
 	else
 		echo "not ok - $(basename "$log" .log): counted '$got' (exit $rc), expected '$want' (exit $wrc)"

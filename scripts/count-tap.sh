@@ -8,9 +8,15 @@
 #  - a test that printed "not ok";
 #  - a run that never started, printed no plan (a missing program, a
 #    library that cannot load), or never ended (the guest died or hung);
-#  - every test of a plan ("1..N") that printed no verdict;
+#  - every test of a plan ("1..N") that printed no verdict; a verdict for a
+#    number outside the plan or one already given; a second plan;
+#  - a skip that $EXPECTED_SKIPS (default selftests/expected-skips) does
+#    not list for this user, program, test and kind of kernel
+#    ($SKIP_KERNEL: "debian" or "debug"); a listed skip that ran instead
+#    is reported on a "# " line, not counted;
 #  - a non-zero exit status with no "not ok" to explain it;
-#  - a guest check ("ok - guest: NAME") in GUEST_CHECKS that is missing;
+#  - a guest check ("ok - guest: NAME") in GUEST_CHECKS that is missing,
+#    or "pins balanced" without its two numbers;
 #  - a dmesg that was never printed, or one with BUG/WARNING/oops lines;
 #  - a guest that never said it was done.
 # A missing or empty LOG is all of these, and still ends in three numbers.
@@ -19,17 +25,28 @@ set -u
 log=$1
 shift
 [ -r "$log" ] || log=/dev/null
+skips=${EXPECTED_SKIPS:-$(cd "$(dirname "$0")/.." && pwd)/selftests/expected-skips}
 
 # The guest's own checks, each of which must appear ("ok -" or "not ok -").
 checks=${GUEST_CHECKS-"insmod profil.ko
 rmmod profil with no session left
 pins balanced"}
 
-awk -v runs="$*" -v checks="$checks" '
+awk -v runs="$*" -v checks="$checks" -v skips="$skips" \
+    -v kernel="${SKIP_KERNEL:-debian}" '
 function fail(msg) { print "not ok - " msg; f++ }
 BEGIN {
 	nruns = split(runs, want, " ")
 	nchecks = split(checks, check, "\n")
+	for (i = 1; i <= nruns; i++)
+		owed[want[i]] = 1
+	# KIND USER PROGRAM TEST: a skip that is expected there.
+	while ((getline line < skips) > 0) {
+		if (line ~ /^#/ || split(line, w, " ") < 4)
+			continue
+		if (w[1] == "all" || w[1] == kernel)
+			expect[w[2] ":" w[3] " " w[4]] = 1
+	}
 }
 /^@@ dmesg begin/ { indmesg = 1; dmesg_begin = 1; next }
 /^@@ dmesg end/ { indmesg = 0; dmesg_end = 1; next }
@@ -63,17 +80,39 @@ indmesg {
 	for (i = 1; i <= nchecks; i++)
 		if (index(name, check[i]) == 1)
 			seen[i] = 1
-	if ($1 == "ok") p++; else f++
+	if ($1 == "ok" && index(name, "pins balanced") == 1 &&
+	    name !~ /acquired [0-9]+, released [0-9]+/)
+		fail("guest: pins balanced, but without the counts: " name)
+	else if ($1 == "ok")
+		p++
+	else
+		f++
 	next
 }
 cur == "" { next }
-/^1\.\.[0-9]+/ { plan[cur] = substr($1, 4) + 0; next }
-/^ok [0-9]/ {
-	verdicts[cur]++
-	if ($0 ~ /# SKIP/) s++; else p++
+/^1\.\.[0-9]+/ {
+	if (plan[cur] >= 0)
+		fail(cur ": a second plan, " $1)
+	else
+		plan[cur] = substr($1, 4) + 0
 	next
 }
-/^not ok [0-9]/ { verdicts[cur]++; notok[cur]++; f++; next }
+/^#  RUN / { test = $3; next }
+/^(not )?ok [0-9]/ {
+	n = $1 == "ok" ? $2 : $3
+	if (n < 1 || n > plan[cur]) { fail(cur ": test " n " is outside its plan"); next }
+	if ((cur, n) in given) { fail(cur ": test " n " given a verdict again"); next }
+	given[cur, n] = 1
+	verdicts[cur]++
+	if ($1 == "not") { notok[cur]++; f++; next }
+	if ($0 !~ /# SKIP/) { p++; next }
+	key = cur " " test
+	if (key in expect) { s++; skipped[key] = 1; next }
+	why = $0
+	sub(/.*# SKIP */, "", why)
+	fail(cur ": " test " skipped, which " kernel " kernels are not expected to (" why ")")
+	next
+}
 END {
 	for (i = 1; i <= nruns; i++) {
 		r = want[i]
@@ -86,6 +125,11 @@ END {
 		}
 		if ((r in ended) && status[r] != 0 && !notok[r])
 			fail(r ": exit status " status[r] " with no failing test")
+	}
+	for (key in expect) {
+		split(key, w, " ")
+		if ((w[1] in owed) && (w[1] in started) && !(key in skipped))
+			print "# expected to skip, but ran: " key
 	}
 	for (i = 1; i <= nchecks; i++)
 		if (!seen[i])
