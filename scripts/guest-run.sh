@@ -38,7 +38,8 @@ if [ "$mode" != package ]; then
 	files="$top/lib/libprofil.so.0 $lists/tests $lists/nomod-tests
 		$b/demo/hotspots $b/demo/callgraph $b/demo/callgraph-plain
 		$b/bench/forkcost $b/bench/regions $b/tools/profil
-		$b/tools/profil-agent.so $(command -v perf || true)
+		$b/tools/profil-agent.so $b/tools/profil-agent32.so
+		$(command -v perf || true)
 		$(command -v xz) $(command -v gzip) $(command -v dash)
 		$("$top/scripts/guest-files.sh")"
 	for t in ${GUEST_TESTS-} ${GUEST_NOMOD_TESTS-} ${GUEST_HELPERS-}; do
