@@ -376,11 +376,22 @@ static size_t agent_names_bytes(unsigned int first, unsigned int end)
 	return n;
 }
 
+/* Segments @first on, bins one after the other from @off; the end. */
+static size_t agent_place_bins(struct agent_layout *l, unsigned int first,
+			       size_t off)
+{
+	for (; first < agent.nr_segs; first++) {
+		l->bins_off[1 + first] = off;
+		off += agent_nr_bins(&agent.segs[first], l->shift[first]) *
+		       sizeof(uint32_t);
+	}
+	return off;
+}
+
 /* Where everything goes, for the bin sizes and the room in @l. */
 static void agent_plan(struct agent_layout *l)
 {
 	size_t off;
-	unsigned int i;
 
 	l->names_off = sizeof(struct profile_file_hdr) +
 		l->slots * sizeof(struct profile_file_region);
@@ -390,11 +401,7 @@ static void agent_plan(struct agent_layout *l)
 	/* The bins and the control word on pages of their own (agent_image()). */
 	off = align_page(l->names_off + l->names_cap);
 	l->bins_off[0] = off;		/* the nowhere bin */
-	off += sizeof(uint32_t);
-	for (i = 0; i < agent.nr_segs; i++) {
-		l->bins_off[1 + i] = off;
-		off += agent_nr_bins(&agent.segs[i], l->shift[i]) * sizeof(uint32_t);
-	}
+	off = agent_place_bins(l, 0, off + sizeof(uint32_t));
 	l->spare_off = off;
 	l->spare_used = 0;
 	l->head_size = off + l->spare;
@@ -470,9 +477,12 @@ static int agent_fork_advice(char *image, const struct agent_layout *l)
 		       MADV_WIPEONFORK);
 }
 
-/* Segments @first to agent.nr_segs into the header of @image and names. */
-static void agent_header_add(char *image, struct agent_layout *l,
-			     unsigned int first)
+/*
+ * Segments @first to agent.nr_segs into the header of @image, their names
+ * from @names_size in its names; the names' size after them.
+ */
+static size_t agent_header_add(char *image, const struct agent_layout *l,
+			       unsigned int first, size_t names_size)
 {
 	struct profile_file_region *fr =
 		(void *)(image + sizeof(struct profile_file_hdr));
@@ -482,10 +492,11 @@ static void agent_header_add(char *image, struct agent_layout *l,
 	for (i = first; i < agent.nr_segs; i++) {
 		agent_region(&fr[1 + i], &agent.regions[1 + i], &agent.segs[i],
 			     l, image, 1 + i);
-		fr[1 + i].name_off = l->names_size;
-		strcpy(names + l->names_size, agent.segs[i].name);
-		l->names_size += strlen(agent.segs[i].name) + 1;
+		fr[1 + i].name_off = names_size;
+		names_size += strlen(strcpy(names + names_size,
+					    agent.segs[i].name)) + 1;
 	}
+	return names_size;
 }
 
 /* A new image for the segments read last, its regions in agent.regions. */
@@ -496,7 +507,6 @@ static void *agent_image(const struct agent_layout *l)
 	struct profile_file_hdr *h = (void *)image;
 	struct profile_file_region *fr = (void *)(h + 1);
 	struct profil_output_ctl *ctl;
-	struct agent_layout named = *l;
 
 	if (image == MAP_FAILED)
 		return NULL;
@@ -514,8 +524,7 @@ static void *agent_image(const struct agent_layout *l)
 	h->names_size = l->names_size;
 	h->size = l->head_size;
 	agent_nowhere(&fr[0], &agent.regions[0], l, image);
-	named.names_size = 1;
-	agent_header_add(image, &named, 0);
+	agent_header_add(image, l, 0, 1);	/* after "", the nowhere bin's */
 	ctl = (void *)(image + l->ctl_off);
 	ctl->enable = 1;
 	return image;
@@ -674,7 +683,7 @@ static unsigned int agent_max_shift(const struct agent_layout *l,
  */
 static int agent_fit(struct agent_layout *l, unsigned int first)
 {
-	unsigned int i, max = agent_max_shift(l, first);
+	unsigned int max = agent_max_shift(l, first);
 	size_t off = l->spare_off + l->spare_used;
 
 	if (agent.nr_segs + 1 > l->slots ||
@@ -684,11 +693,7 @@ static int agent_fit(struct agent_layout *l, unsigned int first)
 	while (agent_bins_bytes(l, first, agent.nr_segs) > l->spare - l->spare_used)
 		if (!agent_coarsen_from(l, first, max))
 			return -ENOSPC;
-	for (i = first; i < agent.nr_segs; i++) {
-		l->bins_off[1 + i] = off;
-		off += agent_nr_bins(&agent.segs[i], l->shift[i]) * sizeof(uint32_t);
-	}
-	l->spare_used = off - l->spare_off;
+	l->spare_used = agent_place_bins(l, first, off) - l->spare_off;
 	return 0;
 }
 
@@ -715,7 +720,7 @@ static int agent_extend(void)
 	ret = agent_fit(&l, first);
 	if (ret)
 		return ret;
-	agent_header_add(agent.image, &l, first);
+	l.names_size = agent_header_add(agent.image, &l, first, l.names_size);
 	h->names_size = l.names_size;
 	/* The count last: a file written meanwhile is whole either way. */
 	__atomic_store_n(&h->nr_regions, agent.nr_segs + 1, __ATOMIC_RELEASE);

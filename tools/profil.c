@@ -189,7 +189,6 @@ static int resolve(const char *cmd, char path[PATH_MAX])
 	return 0;
 }
 
-/* Whether @path is an ELF executable without an interpreter: static. */
 /* What kind of ELF program @path is, for the agent: ELFCLASS32, static. */
 enum exe_kind { EXE_OTHER, EXE_DYNAMIC, EXE_STATIC, EXE_32BIT };
 
@@ -202,7 +201,7 @@ static enum exe_kind exe_kind(const char *path)
 	int interp = 0, elf = 0, class32 = 0;
 
 	if (fd < 0)
-		return 0;
+		return EXE_OTHER;
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF && !elf_getphdrnum(e, &n)) {

@@ -158,7 +158,6 @@ static int report_add(struct report *r, int dir, const char *name, pid_t pid,
 	return 0;
 }
 
-/* Every file of @dir: profiles in r->files, the agents' complaints said. */
 /*
  * Whether the file at @path is still the object that ran: its build-ID on
  * disk against the one the agent read in memory when it armed.
@@ -217,6 +216,7 @@ static void report_check_objects(const struct report *r)
 	free(seen);
 }
 
+/* Every file of @dir: profiles in r->files, the agents' complaints said. */
 int report_load(struct report *r, const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -784,6 +784,18 @@ static const struct profile_file_region *gmon_region(const struct report *r,
 	return NULL;
 }
 
+/* @f's arm over the text of @t (any, when @t is NULL), or NULL. */
+static const struct profile_file_region *
+gmon_arm(const struct report *r, const struct pfile *f,
+	 const struct profile_file_region *t)
+{
+	const struct profile_file_region *fr = gmon_region(r, f);
+
+	if (!fr || (t && (fr->start != t->start || fr->end != t->end)))
+		return NULL;
+	return fr;
+}
+
 /*
  * The histogram in 16-bit bins, as the format has them: when a bin holds
  * more than 65535 samples, every bin is divided by k and the rate too, so
@@ -851,8 +863,8 @@ int report_gmon(struct report *r)
 
 	/* The text every arm covered, and the coarsest bins over it. */
 	for (i = 0; i < r->nr_files; i++) {
-		fr = gmon_region(r, &r->files[i]);
-		if (!fr || (t && (fr->start != t->start || fr->end != t->end)))
+		fr = gmon_arm(r, &r->files[i], t);
+		if (!fr)
 			continue;
 		t = fr;
 		rate = r->files[i].h->rate;	/* as the kernel set it */
@@ -868,8 +880,8 @@ int report_gmon(struct report *r)
 	if (!sum)
 		return -1;
 	for (i = 0; i < r->nr_files; i++) {
-		fr = gmon_region(r, &r->files[i]);
-		if (!fr || fr->start != t->start || fr->end != t->end)
+		fr = gmon_arm(r, &r->files[i], t);
+		if (!fr)
 			continue;
 		for (j = 0; j < fr->nr_bins; j++)
 			sum[((uint64_t)j << fr->shift) >> shift] +=
