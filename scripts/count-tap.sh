@@ -15,7 +15,8 @@
 #    ($SKIP_KERNEL: "debian" or "debug"); a listed skip that ran instead
 #    is reported on a "# " line, not counted;
 #  - a non-zero exit status with no "not ok" to explain it;
-#  - a guest check ("ok - guest: NAME") in GUEST_CHECKS that is missing,
+#  - a guest check ("ok - guest: NAME") in GUEST_CHECKS or
+#    GUEST_CHECKS_MORE that is missing,
 #    or "pins balanced" without its two numbers;
 #  - a dmesg that was never printed, or one with BUG/WARNING/oops lines,
 #    or a kmemleak that disabled itself ("Cannot allocate a scan area" is
@@ -29,10 +30,13 @@ shift
 [ -r "$log" ] || log=/dev/null
 skips=${EXPECTED_SKIPS:-$(cd "$(dirname "$0")/.." && pwd)/selftests/expected-skips}
 
-# The guest's own checks, each of which must appear ("ok -" or "not ok -").
+# The guest's own checks, each of which must appear ("ok -" or "not ok -"),
+# and $GUEST_CHECKS_MORE, those a kind of guest owes besides.
 checks=${GUEST_CHECKS-"insmod profil.ko
 rmmod profil with no session left
 pins balanced"}
+[ -z "${GUEST_CHECKS_MORE:-}" ] || checks="$checks
+$GUEST_CHECKS_MORE"
 
 awk -v runs="$*" -v checks="$checks" -v skips="$skips" \
     -v kernel="${SKIP_KERNEL:-debian}" '

@@ -445,38 +445,77 @@ static int copy_to(const char *from, const char *to)
 }
 
 /*
+ * A plugin host's directory of its own, /tmp/profil_plug.PID: the host
+ * cmd_plughost, and plug/ for its plugins, which only its RUNPATH
+ * ($ORIGIN/plug) finds: the guest's LD_LIBRARY_PATH, /opt/profil, holds a
+ * libcmd_dl.so too and would find that one, so it goes.
+ */
+struct plugdir {
+	char top[64], plug[96], host[96];
+};
+
+static int plugdir_make(struct plugdir *d, const char *dir)
+{
+	char from[4096];
+
+	snprintf(d->top, sizeof(d->top), "/tmp/profil_plug.%d", getpid());
+	snprintf(d->plug, sizeof(d->plug), "%s/plug", d->top);
+	snprintf(d->host, sizeof(d->host), "%s/cmd_plughost", d->top);
+	unsetenv("LD_LIBRARY_PATH");
+	if (mkdir(d->top, 0755) || mkdir(d->plug, 0755))
+		return -1;
+	subject(from, sizeof(from), dir, "cmd_plughost");
+	return copy_to(from, d->host);
+}
+
+/* The tests' library @lib as plug/@name; its path into @path[160]. */
+static int plugdir_add(const struct plugdir *d, const char *dir,
+		       const char *lib, const char *name, char *path)
+{
+	char from[4096];
+
+	subject(from, sizeof(from), dir, lib);
+	snprintf(path, 160, "%s/%s", d->plug, name);
+	return copy_to(from, path);
+}
+
+/* plug/'s files, plug/, the host, the directory. */
+static void plugdir_remove(const struct plugdir *d)
+{
+	DIR *dd = opendir(d->plug);
+	struct dirent *e;
+
+	while (dd && (e = readdir(dd)))
+		if (e->d_name[0] != '.')
+			unlinkat(dirfd(dd), e->d_name, 0);
+	if (dd)
+		closedir(dd);
+	rmdir(d->plug);
+	unlink(d->host);
+	rmdir(d->top);
+}
+
+/*
  * cmd_plughost MODE under profil, from a directory of its own with its
- * plugin in plug/, where only its RUNPATH ($ORIGIN/plug) finds it (the
- * guest's LD_LIBRARY_PATH, /opt/profil, holds a libcmd_dl.so too, and
- * would find that one): it must load and say so exactly as alone, and
- * dl_work() be where the time went.
+ * plugin in plug/, where only its RUNPATH finds it (plugdir_make()): it
+ * must load and say so exactly as alone, and dl_work() be where the time
+ * went.
  */
 static void plughost(struct __test_metadata *_metadata,
 		     FIXTURE_DATA(cmd) *self, const char *mode)
 {
-	char top[64], plug[96], host[96], lib[128], from[4096];
 	const struct prow *top_fn;
 	unsigned long dl, all;
+	struct plugdir d;
+	char lib[160];
 
-	snprintf(top, sizeof(top), "/tmp/profil_plug.%d", getpid());
-	snprintf(plug, sizeof(plug), "%s/plug", top);
-	snprintf(host, sizeof(host), "%s/cmd_plughost", top);
-	snprintf(lib, sizeof(lib), "%s/libcmd_dl.so", plug);
-	ASSERT_EQ(0, mkdir(top, 0755));
-	ASSERT_EQ(0, mkdir(plug, 0755));
-	subject(from, sizeof(from), self->dir, "cmd_plughost");
-	ASSERT_EQ(0, copy_to(from, host));
-	subject(from, sizeof(from), self->dir, "libcmd_dl.so");
-	ASSERT_EQ(0, copy_to(from, lib));
-	unsetenv("LD_LIBRARY_PATH");
-	EXPECT_EQ(0, profil_run(&self->r, self->profil, self->csv, NULL, host,
+	ASSERT_EQ(0, plugdir_make(&d, self->dir));
+	ASSERT_EQ(0, plugdir_add(&d, self->dir, "libcmd_dl.so", "libcmd_dl.so", lib));
+	EXPECT_EQ(0, profil_run(&self->r, self->profil, self->csv, NULL, d.host,
 				mode, NULL))
 		TH_LOG("%s", self->r.stderr_text);
 	EXPECT_STREQ("loaded\n", self->r.stdout_text);
-	unlink(lib);
-	unlink(host);
-	rmdir(plug);
-	rmdir(top);
+	plugdir_remove(&d);
 	LOAD();
 	top_fn = top_row(&self->p, "all");
 	ASSERT_NE(NULL, top_fn);
@@ -541,34 +580,22 @@ static int files_of(const struct prof *p, int pid)
  */
 TEST_F(cmd, forty_plugins_loaded_one_by_one_in_a_few_files)
 {
-	char top[64], plug[96], host[96], lib[160], from[4096];
+	char lib[160], name[64];
 	int i, seen = 0, files;
+	struct plugdir d;
 
-	snprintf(top, sizeof(top), "/tmp/profil_many.%d", getpid());
-	snprintf(plug, sizeof(plug), "%s/plug", top);
-	snprintf(host, sizeof(host), "%s/cmd_plughost", top);
-	ASSERT_EQ(0, mkdir(top, 0755));
-	ASSERT_EQ(0, mkdir(plug, 0755));
-	subject(from, sizeof(from), self->dir, "cmd_plughost");
-	ASSERT_EQ(0, copy_to(from, host));
-	subject(from, sizeof(from), self->dir, "libcmd_dl.so");
+	ASSERT_EQ(0, plugdir_make(&d, self->dir));
 	for (i = 0; i < CMD_PLUG_COPIES; i++) {
-		snprintf(lib, sizeof(lib), "%s/libcmd_dl.%d.so", plug, i);
-		ASSERT_EQ(0, copy_to(from, lib));
+		snprintf(name, sizeof(name), "libcmd_dl.%d.so", i);
+		ASSERT_EQ(0, plugdir_add(&d, self->dir, "libcmd_dl.so", name, lib));
 	}
-	EXPECT_EQ(0, profil_run(&self->r, self->profil, self->csv, NULL, host,
+	EXPECT_EQ(0, profil_run(&self->r, self->profil, self->csv, NULL, d.host,
 				"many", NULL))
 		TH_LOG("%s", self->r.stderr_text);
 	EXPECT_STREQ("loaded\n", self->r.stdout_text);
 	EXPECT_EQ(NULL, strstr(self->r.stderr_text, "not the file that ran"))
 		TH_LOG("%s", self->r.stderr_text);
-	for (i = 0; i < CMD_PLUG_COPIES; i++) {
-		snprintf(lib, sizeof(lib), "%s/libcmd_dl.%d.so", plug, i);
-		unlink(lib);
-	}
-	unlink(host);
-	rmdir(plug);
-	rmdir(top);
+	plugdir_remove(&d);
 	LOAD();
 	/* 10 ms of dl_work() in each at 1000 Hz: about 10 samples. */
 	for (i = 0; i < CMD_PLUG_COPIES; i++) {
@@ -622,24 +649,15 @@ TEST_F(cmd, gconv_module_that_libc_loads_itself)
  */
 TEST_F(cmd, library_replaced_on_disk_while_it_ran_is_said)
 {
-	char top[64], plug[96], host[96], lib[160], other[160], from[4096];
+	char lib[160], other[160];
+	struct plugdir d;
 	const char *s;
 
-	snprintf(top, sizeof(top), "/tmp/profil_repl.%d", getpid());
-	snprintf(plug, sizeof(plug), "%s/plug", top);
-	snprintf(host, sizeof(host), "%s/cmd_plughost", top);
-	snprintf(lib, sizeof(lib), "%s/libcmd_dl.so", plug);
-	snprintf(other, sizeof(other), "%s/libcmd_other.so", plug);
-	ASSERT_EQ(0, mkdir(top, 0755));
-	ASSERT_EQ(0, mkdir(plug, 0755));
-	subject(from, sizeof(from), self->dir, "cmd_plughost");
-	ASSERT_EQ(0, copy_to(from, host));
-	subject(from, sizeof(from), self->dir, "libcmd_dl.so");
-	ASSERT_EQ(0, copy_to(from, lib));
-	subject(from, sizeof(from), self->dir, "libcmd_split.so");
-	ASSERT_EQ(0, copy_to(from, other));
-	unsetenv("LD_LIBRARY_PATH");	/* its RUNPATH finds it (plughost()) */
-	EXPECT_EQ(0, profil_run(&self->r, self->profil, self->csv, NULL, host,
+	ASSERT_EQ(0, plugdir_make(&d, self->dir));
+	ASSERT_EQ(0, plugdir_add(&d, self->dir, "libcmd_dl.so", "libcmd_dl.so", lib));
+	ASSERT_EQ(0, plugdir_add(&d, self->dir, "libcmd_split.so",
+				 "libcmd_other.so", other));
+	EXPECT_EQ(0, profil_run(&self->r, self->profil, self->csv, NULL, d.host,
 				"replaced", NULL))
 		TH_LOG("%s", self->r.stderr_text);
 	EXPECT_STREQ("loaded\n", self->r.stdout_text);
@@ -649,11 +667,7 @@ TEST_F(cmd, library_replaced_on_disk_while_it_ran_is_said)
 	s = strstr(self->r.stderr_text, "is not the file that ran");
 	EXPECT_NE(NULL, s);
 	EXPECT_EQ(NULL, s ? strstr(s + 1, "is not the file that ran") : NULL);
-	unlink(lib);
-	unlink(other);
-	unlink(host);
-	rmdir(plug);
-	rmdir(top);
+	plugdir_remove(&d);
 	LOAD();
 	EXPECT_LT(300, samples_of(&self->p, "all", NULL));
 }

@@ -627,6 +627,23 @@ TEST_F(writer, rlimit_fsize_bounds_the_file)
 	EXPECT_EQ(4096, st.st_size);
 }
 
+/* DIR/w.PID, the head, into @got; its size, or -1. */
+static ssize_t read_own_file(FIXTURE_DATA(writer) *self, pid_t pid,
+			     unsigned char *got)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/w.%d", self->dir, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, got, IMG_HEAD + 1);
+	close(fd);
+	return n;
+}
+
 struct spinner {
 	volatile int stop;
 	pthread_t t;
@@ -652,16 +669,15 @@ TEST_F(writer, a_re_arm_writes_the_old_file_before_the_new_arm_counts)
 	struct profil_output o2 = self->o;
 	struct profil_setup s2 = self->s;
 	struct spinner sp = { 0 };
-	char path[128];
 	unsigned char *got;
 	struct stat st;
-	int fd, round;
+	int round;
 
 	r2.buf = (uintptr_t)head_bin(self, 2);
 	s2.regions = (uintptr_t)&r2;
 	s2.output = (uintptr_t)&o2;
 	o2.name = (uintptr_t)"second.%p";
-	got = malloc(IMG_HEAD);
+	got = malloc(IMG_HEAD + 1);
 	ASSERT_NE(NULL, got);
 	ASSERT_EQ(0, pthread_create(&sp.t, NULL, spin_thread, &sp));
 	for (round = 0; round < 20; round++) {
@@ -672,11 +688,7 @@ TEST_F(writer, a_re_arm_writes_the_old_file_before_the_new_arm_counts)
 		ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &s2));
 		ASSERT_EQ(0, stat_pid(self->dir, "w.%d", getpid(), &st));
 		ASSERT_EQ(IMG_HEAD, st.st_size);
-		snprintf(path, sizeof(path), "%s/w.%d", self->dir, getpid());
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		ASSERT_LE(0, fd);
-		ASSERT_EQ(IMG_HEAD, read(fd, got, IMG_HEAD));
-		close(fd);
+		ASSERT_EQ(IMG_HEAD, read_own_file(self, getpid(), got));
 		EXPECT_LT(0, ((uint16_t *)(got + IMG_HEAD))[-1]);
 		ASSERT_EQ(0, ((uint16_t *)(got + IMG_HEAD))[-2]) {
 			TH_LOG("round %d: the old file has %u samples of the new arm",
@@ -712,22 +724,6 @@ static struct profil_setup keep_setup(FIXTURE_DATA(writer) *self,
 	return s2;
 }
 
-/* DIR/w.PID, the head, into @got; its size, or -1. */
-static ssize_t read_own_file(FIXTURE_DATA(writer) *self, pid_t pid,
-			     unsigned char *got)
-{
-	char path[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/w.%d", self->dir, (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, got, IMG_HEAD + 1);
-	close(fd);
-	return n;
-}
 
 /*
  * Regions added by a re-arm that keeps the file: no file at the re-arm,
