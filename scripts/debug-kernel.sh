@@ -10,7 +10,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${PROFIL_DEBUG_CACHE:-$HOME/.cache/profil-debug-kernel}
-tarball=$(ls /usr/src/linux-source-6.1*.tar.xz 2>/dev/null | sort -V | tail -n 1)
+tarball=$(ls /usr/src/linux-source-6.1.tar.xz /usr/src/linux-source-6.1[!0-9]*.tar.xz 2>/dev/null | sort -V | tail -n 1)
 [ -n "$tarball" ] || { echo "linux-source-6.1 is not installed (make deps)" >&2; exit 1; }
 frag=$top/scripts/debug-kernel.config
 # FILE:SYMBOL, each an EXPORT_SYMBOL_GPL(SYMBOL); line that Debian's
