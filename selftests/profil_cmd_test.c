@@ -21,6 +21,32 @@
 
 #define CMD_TOL		5.0	/* points of % between reported and built in */
 
+/*
+ * make check-debug's kernel (KASAN, lockdep, kmemleak: the guest sets
+ * PROFIL_DEBUG_KERNEL=1, scripts/guest-init.sh).  The kernel's own work,
+ * exec, mmap, page faults, fork, exit, costs it several times what it
+ * costs Debian's, and profil charges a tick in the kernel to the user PC
+ * that entered it, as perf does.  The checks whose bound that moves say so
+ * where they loosen; every path runs, and every other check holds as is.
+ */
+static int debug_kernel(void)
+{
+	const char *s = getenv("PROFIL_DEBUG_KERNEL");
+
+	return s && !strcmp(s, "1");
+}
+
+/*
+ * The samples @ms of a subject's loop at 1000 Hz give at least: the loop
+ * reads its thread's CPU clock every round, a system call, charged where
+ * it was made, a tenth of the loop on Debian's kernels; up to a third
+ * under the debug kernel (189 samples of 300 ms seen), so 40% there.
+ */
+static unsigned long loop_min(unsigned long ms)
+{
+	return debug_kernel() ? ms * 2 / 5 : ms * 2 / 3;
+}
+
 /* |got - want| <= tol, in doubles; a TH_LOG() may follow. */
 #define EXPECT_NEAR(want, got, tol)					\
 	EXPECT_TRUE((double)(got) - (double)(want) <= (tol) &&		\
@@ -321,8 +347,8 @@ TEST_F(cmd, children_outliving_the_command_reported)
 	ASSERT_EQ(0, RUN(opts, "cmd_subject", "daemon", NULL))
 		TH_LOG("%s", self->r.stderr_text);
 	LOAD();
-	/* 300 ms of twenty, less the tenth spent reading the clock. */
-	EXPECT_LT(200, samples_of(&self->p, "all", "twenty"))
+	/* 300 ms of twenty, less the time spent reading the clock. */
+	EXPECT_LT(loop_min(300), samples_of(&self->p, "all", "twenty"))
 		TH_LOG("%s", self->p.header);
 }
 
@@ -358,8 +384,8 @@ TEST_F(cmd, children_left_alone_without_the_option)
 	EXPECT_STREQ("", self->r.stdout_text);
 	LOAD();
 	EXPECT_EQ(0, samples_of(&self->p, "all", "twenty"));
-	/* 300 ms of fifty, less the tenth of it spent reading the clock. */
-	EXPECT_LT(200, samples_of(&self->p, "all", "fifty"));
+	/* 300 ms of fifty, less the time spent reading the clock. */
+	EXPECT_LT(loop_min(300), samples_of(&self->p, "all", "fifty"));
 }
 
 /* C++ names as the source spells them; a comma in one, quoted in the CSV. */
@@ -423,7 +449,16 @@ TEST_F(cmd, library_dlopened_after_start)
 	ASSERT_NE(NULL, top);
 	EXPECT_STREQ("dl_work", top->function);
 	EXPECT_NE(NULL, strstr(top->object, "libcmd_dl.so"));
-	EXPECT_LT(50.0, top->pct);	/* 80% by construction */
+	/* 400 ms of dl_work() at 1000 Hz, whatever the kernel's speed. */
+	EXPECT_LT(300, top->samples);
+	/*
+	 * 80% of the work by construction.  Not under the debug kernel,
+	 * where the program's start, the loading and the exit (the mm torn
+	 * down before the session ends) came to 300 samples more: 49%.
+	 */
+	if (!debug_kernel()) {
+		EXPECT_LT(50.0, top->pct);
+	}
 }
 
 /* Copy @from to @to (mode 0755); 0 or -1. */
@@ -524,9 +559,14 @@ static void plughost(struct __test_metadata *_metadata,
 	dl = samples_of(&self->p, "all", "dl_work");
 	all = samples_of(&self->p, "all", NULL);
 	/* 400 ms of dl_work(), and the start of the program (its dynamic
-	 * linker's work is counted), at 1000 Hz. */
+	 * linker's work is counted), at 1000 Hz.  Not the share under the
+	 * debug kernel, where the start, the loading and the exit take 250
+	 * to 300 samples (59% for dlclose's two loads); the count holds. */
 	EXPECT_LT(300, dl);
-	EXPECT_LT(60.0, 100.0 * dl / (all ? all : 1)) TH_LOG("%lu of %lu", dl, all);
+	if (!debug_kernel()) {
+		EXPECT_LT(60.0, 100.0 * dl / (all ? all : 1));
+	}
+	TH_LOG("dl_work: %lu of %lu samples", dl, all);
 }
 
 /*
@@ -732,6 +772,10 @@ TEST_F(cmd, address_sanitizer_program_runs_and_is_profiled)
 /*
  * A command killed after it waited for a child: its CPU time in the header
  * is its own (300 ms), not its own and its child's (600 ms) as wait4()'s.
+ * The samples say the same whatever the kernel's speed: with the child's
+ * 300 ms in the CPU time, 300 more would be expected than were counted.
+ * Under the debug kernel the command's own time is 0.6 to 0.8 s (its fork
+ * and exit), so only that check holds there.
  */
 TEST_F(cmd, killed_command_s_cpu_time_is_its_own)
 {
@@ -744,8 +788,12 @@ TEST_F(cmd, killed_command_s_cpu_time_is_its_own)
 	LOAD();
 	ASSERT_EQ(0, header_of(&self->p, main_pid(&self->p), &rate, &cpu,
 			       &samples, &expect)) TH_LOG("%s", self->p.header);
-	EXPECT_GT(0.45, cpu) TH_LOG("%s", self->p.header);
-	EXPECT_LT(0.2, cpu) TH_LOG("%s", self->p.header);
+	EXPECT_GT(0.2 * rate, expect - samples);
+	if (!debug_kernel()) {
+		EXPECT_GT(0.45, cpu);
+	}
+	EXPECT_LT(0.2, cpu);
+	TH_LOG("%s", self->p.header);
 }
 
 /* A command killed by a signal: the report, then profil dies by it too. */
@@ -938,7 +986,7 @@ TEST_F(cmd, thirty_two_bit_descendant_runs_as_alone)
 	EXPECT_EQ(NULL, strstr(self->r.stderr_text, "ld.so"))
 		TH_LOG("%s", self->r.stderr_text);
 	LOAD();
-	EXPECT_LT(200, samples_of(&self->p, "all", "twenty"));
+	EXPECT_LT(loop_min(300), samples_of(&self->p, "all", "twenty"));
 }
 
 /* Found through an empty PATH element (the current directory), as execvp(). */
@@ -1270,16 +1318,24 @@ static void real_agrees(struct __test_metadata *_metadata,
 		TH_LOG("%s: perf %.1f%%, profil %.1f%%", pe.stem[i], pe.pct[i],
 		       share_of(&pr, pe.stem[i]));
 	}
-	for (i = 0; i < pr.n; i++)
+	/* Braces: the handler after an EXPECT_*() is a statement of its own. */
+	for (i = 0; i < pr.n; i++) {
 		EXPECT_NEAR(share_of(&pe, pr.stem[i]), pr.pct[i], tol)
 			TH_LOG("%s: profil %.1f%%", pr.stem[i], pr.pct[i]);
+	}
 }
+
+/*
+ * Each of the tests below runs its command four times (alone, under perf,
+ * under profil, under perf): 180 s, not the harness's 30, which Python's
+ * took under the debug kernel.
+ */
 
 /* xz's LZMA2 at preset 6e with a 256 KiB dictionary: hard work, little memory. */
 #define REAL_XZ		"-T1 --lzma2=preset=6e,dict=256KiB -c"
 
 /* Debian's xz on 512 KiB of text: liblzma's, xz's and libc's shares. */
-TEST_F(cmd, real_program_xz_agrees_with_perf_by_object)
+TEST_F_TIMEOUT(cmd, real_program_xz_agrees_with_perf_by_object, 180)
 {
 	char in[64], cmd[8192], xz[4096];
 
@@ -1287,7 +1343,13 @@ TEST_F(cmd, real_program_xz_agrees_with_perf_by_object)
 	snprintf(in, sizeof(in), "/tmp/real.%d.txt", getpid());
 	ASSERT_EQ(0, make_text(in, 512 << 10));
 	snprintf(cmd, sizeof(cmd), "%s " REAL_XZ " %s > /dev/null", xz, in);
-	real_agrees(_metadata, self, cmd, REAL_TOL);
+	/*
+	 * 5 points under the debug kernel: libc's share here is its read()s
+	 * and write()s, whose kernel time that kernel makes several times
+	 * dearer and less even from run to run (9.4% by perf against 6.3%
+	 * by profil once, 7.3% against 5.2% the next time).
+	 */
+	real_agrees(_metadata, self, cmd, REAL_TOL + (debug_kernel() ? 2 : 0));
 	unlink(in);
 }
 
@@ -1295,7 +1357,7 @@ TEST_F(cmd, real_program_xz_agrees_with_perf_by_object)
  * A shell pipeline under --children, three processes of two programs:
  * gzip -9, gzip -d, then xz, each its own process in Debian's dash.
  */
-TEST_F(cmd, real_pipeline_gzip_into_xz_agrees_with_perf_by_object)
+TEST_F_TIMEOUT(cmd, real_pipeline_gzip_into_xz_agrees_with_perf_by_object, 180)
 {
 	char in[64], cmd[16384], xz[4096], gz[4096];
 
@@ -1339,7 +1401,7 @@ TEST_F(cmd, real_pipeline_gzip_into_xz_agrees_with_perf_by_object)
 	"    lzma.compress(blob, preset=1)\n"				\
 	"    bz2.compress(blob, 1)\n"
 
-TEST_F(cmd, real_program_python_with_c_extensions_agrees_with_perf_by_object)
+TEST_F_TIMEOUT(cmd, real_program_python_with_c_extensions_agrees_with_perf_by_object, 180)
 {
 	char py[64], cmd[8192];
 	FILE *f;
