@@ -1118,12 +1118,19 @@ TEST_F(cmd, gmon_output_of_the_main_program)
 	gmon_free(&g);
 }
 
-/* perf record, allowed to root, names the same function first. */
+/*
+ * perf record, allowed to root, names the same function first.  perf puts
+ * a sample in the kernel on the kernel's function, profil on the user PC
+ * that entered it: the subject's clock reads, made in the vDSO, came to
+ * 36% of the samples under the debug kernel, so "[vdso]" is left out
+ * there.
+ */
 TEST_F(cmd, perf_record_agrees_on_the_top_function)
 {
 	char perf[4096], data[64], b[4096], cmd[16384], line[512], sym[256] = "";
-	const struct prow *top;
+	const struct prow *top = NULL;
 	FILE *f;
+	int i;
 
 	if (geteuid())
 		SKIP_NOW("perf_event_paranoid keeps perf from users");
@@ -1132,7 +1139,11 @@ TEST_F(cmd, perf_record_agrees_on_the_top_function)
 		SKIP_NOW("no perf in the guest");
 	ASSERT_EQ(0, RUN(NULL, "cmd_subject", "split", NULL));
 	LOAD();
-	top = top_row(&self->p, "all");
+	for (i = 0; i < self->p.n; i++)
+		if (!strcmp(self->p.rows[i].proc, "all") &&
+		    (!debug_kernel() || strcmp(self->p.rows[i].function, "[vdso]")) &&
+		    (!top || self->p.rows[i].samples > top->samples))
+			top = &self->p.rows[i];
 	ASSERT_NE(NULL, top);
 	snprintf(data, sizeof(data), "/tmp/perf.%d.data", getpid());
 	subject(b, sizeof(b), self->dir, "cmd_subject");
