@@ -381,7 +381,7 @@ check: deps
 
 # The selftests under a KASAN + lockdep + kmemleak kernel built once from
 # Debian's linux-source-$(DEBUG_KERNEL) into ~/.cache/profil-debug-kernel
-# (6.1; -6.12 for 6.12; PROFIL_DEBUG_CACHE): about 15 min the first time
+# (6.1; -6.12 for 6.12; PROFIL_DEBUG_CACHE): 40 min or more the first time
 # on 2 cores.
 DEBUG_KERNEL	?= 6.1
 check-debug: deps
