@@ -20,6 +20,9 @@ for a in $(cat /proc/cmdline); do
 	profil.mode=*) mode=${a#profil.mode=} ;;
 	profil.seed=*) export PROFIL_FUZZ_SEED=${a#profil.seed=} ;;
 	profil.churn=*) export PROFIL_CHURN=${a#profil.churn=} ;;
+	# make check-debug's kernel: the tests that measure a profile against
+	# the truth loosen what its speed forces, each saying where and why.
+	profil.debug=*) export PROFIL_DEBUG_KERNEL=${a#profil.debug=} ;;
 	profil.bench_reps=*) export BENCH_REPS=${a#profil.bench_reps=} ;;
 	profil.bench_scale=*) export BENCH_SCALE=${a#profil.bench_scale=} ;;
 	profil.bench_only=*) export BENCH_ONLY=${a#profil.bench_only=} ;;

@@ -722,53 +722,6 @@ TEST_F_TIMEOUT(worker, settle_allocations_fail_once_at_a_fault, 900)
 }
 
 /*
- * The settle thread after MADV_PAGEOUT of a pinned shmem buffer (the
- * guest has swap): whatever its fault-in allocates fails once, and the
- * session resumes counting all the same.  On 6.1 it allocates nothing
- * (the pinned page is found in the swap cache, its page table kept): no
- * point is reached, and the test says so.
- */
-TEST_F_TIMEOUT(worker, settle_allocations_fail_once_after_pageout, 900)
-{
-	int n, left, reached = 0;
-	struct profil_stats st;
-	uint64_t a0;
-	uint16_t *b;
-
-	for (n = 1; n < MAX_NTH && _metadata->passed == 1; n++) {
-		b = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		ASSERT_NE(MAP_FAILED, b);
-		ASSERT_EQ(0, arm_one(b, BUF_LEN, (uintptr_t)spin_a - SPIN_PAD,
-				     0x10000, RATE));
-		spin_cpu(spin_a, 20 * 1000000ULL);
-		ASSERT_EQ(0, nth_set(self->settler_nth, n));
-		ASSERT_EQ(0, madvise(b, BUF_LEN, MADV_PAGEOUT));
-		get_stats();
-		usleep(100000);		/* a page still on its way: 20 ms */
-		st = get_stats();
-		left = nth_left(self->settler_nth);
-		nth_set(self->settler_nth, 0);
-		EXPECT_EQ(PROFIL_STATE_ON, st.state);
-		EXPECT_EQ(PROFIL_STOP_NONE, st.stop_reason);
-		a0 = sum16(b, BUF_LEN / 2);
-		spin_cpu(spin_a, 30 * 1000000ULL);
-		EXPECT_LT(a0, sum16(b, BUF_LEN / 2)) {
-			TH_LOG("allocation %d: not counting", n);
-		}
-		EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
-		munmap(b, BUF_LEN);
-		if (left > 0)
-			break;
-		reached++;
-	}
-	TH_LOG("%d injection points reached", reached);
-	EXPECT_EQ(0, vmpin_kb());
-	EXPECT_PINS(self->pins0);
-	EXPECT_EQ(0, memlock_balanced());
-}
-
-/*
  * Both threads with make-it-fail, the injectors filtered to them, 5% of
  * their allocations failing: sessions with a file end by OFF and by a
  * fault, each with a sane end, a whole or reported file, nothing pinned.
