@@ -563,6 +563,7 @@ static struct {
 	struct ring ring;
 	unsigned long ncase;
 	int mismatches;
+	int landings;		/* spins whose samples were looked for */
 	bool had_ipc_lock;
 	struct fz_want want, pre_want, dry;
 	struct profil_setup *pre_s;
@@ -2297,6 +2298,7 @@ static void landing_check(struct fcase *c, const struct fz_want *run,
 			}
 		}
 	}
+	G.landings++;
 	CHECK(c, got >= want / 2 - 2,
 	      "%llu of the spin's %.0f samples where the reference puts them",
 	      (unsigned long long)got, want);
@@ -2307,16 +2309,17 @@ static void run_case(struct fcase *c, struct tally *t)
 	struct fz_want *w = &G.want, *run = NULL;
 	struct profil_stats sa, s0, s1, s2, s3;
 	const struct profil_output *img = NULL;
-	uint64_t t0, t1, spin_ns = 0, at_spin = 0, gain = 0, dummy, rate0;
+	uint64_t ta, t1, spin_ns = 0, at_spin = 0, gain = 0, dummy, rate0;
 	struct rlimit rl0, rl;
 	char set[80];
-	int e, files = 0;
-	bool ok = false, paused = false, full;
+	int e, res = -1, files = 0, werr;
+	bool ok = false, paused = false, full, cred;
 
 	G.ncase++;
 	memset(w, 0, offsetof(struct fz_want, bins));
 	arenas_snapshot();
 	sa = stats();
+	ta = wall_ns();
 	if (c->pre && !pre_arm(c))
 		goto off;
 	if (!c->pre || c->pre_off)
@@ -2347,7 +2350,6 @@ static void run_case(struct fcase *c, struct tally *t)
 	arenas_snapshot();
 	rate0 = fz_mem(&G.env, c->arg, 16, FZ_READABLE) ? get_u32(c->arg + 12) : 0;
 	s0 = stats();
-	t0 = wall_ns();
 	if (c->pre == PRE_FILE && !c->pre_off) {
 		/* The running arm counts from now on (it was paused). */
 		struct profil_output_ctl *ctl = (void *)(uintptr_t)
@@ -2358,11 +2360,15 @@ static void run_case(struct fcase *c, struct tally *t)
 			ctl->nr_recs = c->nr_recs;
 		shadow_sync((uintptr_t)ctl, sizeof(*ctl));
 	}
-	e = call(PROFIL_IOC_SETUP, c->arg, c->vfork);
+	e = res = call(PROFIL_IOC_SETUP, c->arg, c->vfork);
 	ring_add(&G.ring, "#%lu %s %s#%d: SETUP: %s (reference: %s)", G.ncase,
 		 tmpl_names[c->tmpl], c->mut, c->v,
 		 e ? strerrorname_np(e) : "0", fz_set_str(w->set, set, sizeof(set)));
 	if (c->memlock) {
+		/*
+		 * Root gets CAP_IPC_LOCK back: new credentials, so no file
+		 * armed before is written (profil(4), SECURITY: EPERM).
+		 */
 		setrlimit(RLIMIT_MEMLOCK, &rl0);
 		cap_ipc_lock(true);
 		env_read();
@@ -2426,8 +2432,11 @@ static void run_case(struct fcase *c, struct tally *t)
 		CHECK(c, s1.written == s0.written, "written %llu after a failure",
 		      (unsigned long long)s1.written);
 	}
-	CHECK(c, s1.writing == 0 && s1.write_error == 0, "writing %u write_error %d",
-	      s1.writing, s1.write_error);
+	werr = c->pre == PRE_FILE && !c->pre_off && !e && !w->keep ? 0 :
+	       s0.write_error;
+	CHECK(c, s1.writing == 0 && s1.write_error == werr,
+	      "writing %u write_error %d, not %d", s1.writing, s1.write_error,
+	      werr);
 	if (run && !full && run->mode != PROFIL_MODE_PCSAMPLE)
 		CHECK(c, vmpin_kb() == (long)run->pages * 4,
 		      "VmPin %ld kB, %llu pages pinned", vmpin_kb(),
@@ -2459,11 +2468,15 @@ static void run_case(struct fcase *c, struct tally *t)
 		uint32_t r = run->rate > G.pre_want.rate || !c->pre ?
 			     run->rate : G.pre_want.rate;
 
-		/* One thread: its task clock runs slower than the wall. */
-		CHECK(c, total(&s2) - total(&s0) <= (t1 - t0) * r / NSEC + 4,
+		/*
+		 * One thread's task clock runs no faster than the wall, from
+		 * the first arm on; but TCG's clocks are not that exact: a
+		 * bound for a sample counted twice, or a rate in other units.
+		 */
+		CHECK(c, total(&s2) - total(&sa) <= 2 * (t1 - ta) * r / NSEC + 8,
 		      "%llu samples in %llu ns at %u Hz",
-		      (unsigned long long)(total(&s2) - total(&s0)),
-		      (unsigned long long)(t1 - t0), r);
+		      (unsigned long long)(total(&s2) - total(&sa)),
+		      (unsigned long long)(t1 - ta), r);
 	}
 	if (run && run->mode == PROFIL_MODE_PCSAMPLE &&
 	    s2.state == PROFIL_STATE_OFF)
@@ -2479,14 +2492,13 @@ off:
 	CHECK(c, e == 0, "OFF: %s", strerror(e));
 	s3 = stats();
 	CHECK(c, s3.state == PROFIL_STATE_OFF, "state %u after OFF", s3.state);
-	CHECK(c, s3.writing == 0 && s3.write_error == 0,
-	      "after OFF: writing %u write_error %d", s3.writing, s3.write_error);
+	CHECK(c, s3.writing == 0, "after OFF: writing %u", s3.writing);
 	CHECK(c, vmpin_kb() == 0, "VmPin %ld kB after OFF", vmpin_kb());
 	if (!run)
 		goto files;
 
 	/* The bins hold what STATS counted, and the spin is where it should be. */
-	if (!e && ok)
+	if (!res && ok)
 		gain += bins_gain(w, &at_spin);
 	if (c->pre && !c->pre_off)
 		gain += bins_gain(&G.pre_want, &dummy);
@@ -2502,20 +2514,31 @@ off:
 		bins_sync(&G.pre_want);
 
 files:
-	/* Each file armed is written once, as its image says. */
-	if (c->pre == PRE_FILE) {
+	/*
+	 * Each file armed is written once, as its image says; none when
+	 * the credentials changed since (RLIMIT_MEMLOCK's cases as root).
+	 */
+	if (c->pre == PRE_FILE)
+		files++;
+	if (!res && ok && w->file)
+		files++;
+	cred = c->memlock && !c->memlock_cap && G.had_ipc_lock;
+	if (files && !cred) {
 		char n[32];
 
 		snprintf(n, sizeof(n), "pre.%d", getpid());
-		file_check(c, n, &G.pre_want.out);
-		files++;
+		if (c->pre == PRE_FILE)
+			file_check(c, n, &G.pre_want.out);
+		if (!res && ok && w->file)
+			file_check(c, w->name, &w->out);
 	}
-	if (!e && ok && w->file) {
-		file_check(c, w->name, &w->out);
-		files++;
-	}
-	CHECK(c, s3.written == sa.written + files, "%llu files written, %d armed",
-	      (unsigned long long)(s3.written - sa.written), files);
+	werr = !files ? sa.write_error : cred ? -EPERM : 0;
+	CHECK(c, s3.write_error == werr, "write_error %d, not %d",
+	      s3.write_error, werr);
+	CHECK(c, s3.written == sa.written + (cred ? 0 : files),
+	      "%llu files written, %d armed%s",
+	      (unsigned long long)(s3.written - sa.written), files,
+	      cred ? " before the credentials changed" : "");
 	dir_check(c);
 	arenas_check(c);
 }
@@ -2545,11 +2568,13 @@ static void run_mode(struct __test_metadata *_metadata, int tmpl)
 				run_case(&c, &t);
 		}
 	}
-	TH_LOG("mode %s: %ld setups, %ld succeeded, %ld failed as the reference said, %ld mismatched",
-	       tmpl_names[tmpl], t.tried, t.ok, t.failed, t.mismatched);
+	TH_LOG("mode %s: %ld setups, %ld succeeded, %ld failed as the reference said, %ld mismatched; %d checks failed in all; %d spins' samples looked for where the reference puts them",
+	       tmpl_names[tmpl], t.tried, t.ok, t.failed, t.mismatched,
+	       G.mismatches, G.landings);
 	EXPECT_EQ(0, G.mismatches);
 	EXPECT_LT(0, t.ok) TH_LOG("no setup of mode %s succeeded", tmpl_names[tmpl]);
 	EXPECT_LT(0, t.failed);
+	EXPECT_LT(0, G.landings);
 	EXPECT_EQ(0, vmpin_kb());
 	EXPECT_PINS(pins0);
 }
