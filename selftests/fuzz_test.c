@@ -2253,8 +2253,15 @@ static bool pre_arm(struct fcase *c)
 	return true;
 }
 
-#define SPIN_LONG	(60 * 1000000ULL)
 #define SPIN_SHORT	(3 * 1000000ULL)
+
+/* CPU time for 40 samples at @rate, 60 to 200 ms. */
+static uint64_t spin_long(uint32_t rate)
+{
+	uint64_t ns = 40 * NSEC / rate;
+
+	return ns < 60000000 ? 60000000 : ns > 200000000 ? 200000000 : ns;
+}
 
 /* The spin's samples: where the reference says they go. */
 static void landing_check(struct fcase *c, const struct fz_want *run,
@@ -2266,7 +2273,7 @@ static void landing_check(struct fcase *c, const struct fz_want *run,
 	uint64_t got = 0, b0, b3;
 	bool tie0, tie3;
 
-	if (want < 20 || c->prefill)
+	if (want < 20 || spin_ns < 60000000 || c->prefill)
 		return;
 	if (paused) {
 		got = b->paused - a->paused;
@@ -2307,7 +2314,7 @@ static void landing_check(struct fcase *c, const struct fz_want *run,
 static void run_case(struct fcase *c, struct tally *t)
 {
 	struct fz_want *w = &G.want, *run = NULL;
-	struct profil_stats sa, s0, s1, s2, s3;
+	struct profil_stats sa, s0 = {}, s1 = {}, s2 = {}, s3;
 	const struct profil_output *img = NULL;
 	uint64_t ta, t1, spin_ns = 0, at_spin = 0, gain = 0, dummy, rate0;
 	struct rlimit rl0, rl;
@@ -2370,7 +2377,8 @@ static void run_case(struct fcase *c, struct tally *t)
 		 * armed before is written (profil(4), SECURITY: EPERM).
 		 */
 		setrlimit(RLIMIT_MEMLOCK, &rl0);
-		cap_ipc_lock(true);
+		if (!c->memlock_cap)
+			cap_ipc_lock(true);
 		env_read();
 	}
 	t->tried++;
@@ -2451,7 +2459,9 @@ static void run_case(struct fcase *c, struct tally *t)
 	 * milliseconds late, and charge the time owed to a PC past the loop.
 	 */
 	if (run && s1.state == PROFIL_STATE_ON) {
-		spin_ns = c->mut == muts[0].name ? SPIN_LONG : SPIN_SHORT;
+		spin_ns = SPIN_SHORT;
+		if (c->mut == muts[0].name)
+			spin_ns = spin_long(run->rate);
 		spin_ns = spin_cpu(spin_a, spin_ns);
 		img = run->file ? &run->out : run->keep ? &G.pre_want.out : NULL;
 		if (img)
