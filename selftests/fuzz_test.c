@@ -109,6 +109,80 @@ static void ring_dump(const struct ring *r, const char *who)
 
 static unsigned char *pool[POOL];
 static int dirfd_ok;
+static unsigned int race_hz, race_max_rate;
+
+/* The errnos a SETUP may give (profil(4), ERRORS). */
+static int setup_errno_ok(int e)
+{
+	switch (e) {
+	case EINVAL: case E2BIG: case EFAULT: case ENOMEM: case EINTR:
+	case EAGAIN: case EBADF: case ENOTDIR: case ENAMETOOLONG: case EACCES:
+	case ENOENT:
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The reference, where other threads change the pool under the call:
+ * each pool page mapped read-write, or not at all (race_none); every
+ * other address the calls use is this thread's own, mapped, or below
+ * 4096 or in the kernel.
+ */
+static __thread bool race_none;
+
+static bool in_pool(uint64_t a)
+{
+	for (int i = 0; i < POOL; i++)
+		if (a >= (uintptr_t)pool[i] &&
+		    a < (uintptr_t)pool[i] + POOL_PAGES * 4096)
+			return true;
+	return false;
+}
+
+static enum fz_page race_page(uint64_t a)
+{
+	if (in_pool(a))
+		return race_none ? FZ_PG_NONE : FZ_PG_RW;
+	return a < 4096 ? FZ_PG_NONE : FZ_PG_RW;
+}
+
+/*
+ * What the reference allows, the pool either way, a file kept or not;
+ * when a struct itself lies in the pool (where the kernel counts and
+ * other threads unmap), anything profil(4) documents.
+ */
+static fz_set race_ref(const struct profil_setup *st, struct fz_want *w)
+{
+	struct fz_env env = {
+		.page = race_page, .hz = race_hz, .max_rate = race_max_rate,
+		.memlock_bound = true, .memlock_pages = ~0ULL,
+		.kept_image = (uintptr_t)pool[0], .kept_image_size = 4096,
+		.pid = getpid(), .perfmon_capable = true,
+	};
+	struct rlimit rl;
+	fz_set set = 0;
+	int e;
+
+	if (in_pool(st->regions) || in_pool(st->output)) {
+		for (e = 1; e < 64; e++)
+			set |= setup_errno_ok(e) ? FZ_E(e) : 0;
+		return set | FZ_OK;
+	}
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    geteuid())
+		env.memlock_pages = rl.rlim_cur / 4096;
+	for (int i = 0; i < 4; i++) {
+		race_none = i & 1;
+		env.file_running = i & 2;
+		set |= fz_ref_setup(&env, (uintptr_t)st, w);
+	}
+	race_none = false;
+	/* The buffers may keep changing while they are pinned. */
+	if (set & FZ_OK || set & FZ_E(EFAULT))
+		set |= FZ_E(EAGAIN);
+	return set;
+}
 
 static uint64_t pick(uint64_t *s, const uint64_t *v, size_t n)
 {
@@ -153,18 +227,6 @@ static void fuzz_region(uint64_t *s, struct profil_region *r)
 		r->offset = r->scale = 0;
 }
 
-/* The errnos a SETUP may give (profil(4), ERRORS). */
-static int setup_errno_ok(int e)
-{
-	switch (e) {
-	case EINVAL: case E2BIG: case EFAULT: case ENOMEM: case EINTR:
-	case EAGAIN: case EBADF: case ENOTDIR: case ENAMETOOLONG: case EACCES:
-	case ENOENT:
-		return 1;
-	}
-	return 0;
-}
-
 struct fuzz {
 	uint64_t s;
 	int fd;
@@ -174,6 +236,7 @@ struct fuzz {
 	char what[160];		/* the first bad one */
 	struct ring ring;
 	unsigned long bad_at;	/* ring.n at the first bad one */
+	struct fz_want *want;	/* the reference's */
 };
 
 static void note_bad(struct fuzz *f, const char *op, int e)
@@ -187,7 +250,8 @@ static void note_bad(struct fuzz *f, const char *op, int e)
 
 static void fuzz_setup(struct fuzz *f)
 {
-	static __thread struct profil_region r[8];
+	/* 16: region_size 40 reads past the 8 in use, zeros. */
+	static __thread struct profil_region r[16];
 	unsigned char mem[4200];
 	struct profil_setup *st = (void *)mem;
 	struct profil_output o = {
@@ -200,6 +264,8 @@ static void fuzz_setup(struct fuzz *f)
 	};
 	uint32_t nr = PICK(&f->s, 0, 1, 1, 2, 3, 8, 1025, rnd(&f->s));
 	int e = 0, valid = rnd(&f->s) % 3 == 0;
+	fz_set set;
+	char sets[64];
 
 	for (uint32_t i = 0; i < 8; i++)
 		fuzz_region(&f->s, &r[i]);
@@ -234,6 +300,7 @@ static void fuzz_setup(struct fuzz *f)
 				.scale = 2 + rnd(&f->s) % 0x10000 };
 		mem[sizeof(*st)] = 0;
 	}
+	set = race_ref(st, f->want);
 	if (!ioctl(f->fd, PROFIL_IOC_SETUP, st))
 		f->armed++;
 	else
@@ -245,8 +312,11 @@ static void fuzz_setup(struct fuzz *f)
 		 (unsigned long long)r[0].buf, (unsigned long long)r[0].bufsize,
 		 (unsigned long long)r[0].offset, r[0].scale, r[0].flags,
 		 e ? strerrorname_np(e) : "0");
+	ring_add(&f->ring, "  the reference: %s", fz_set_str(set, sets, sizeof(sets)));
 	if (e && !setup_errno_ok(e))
 		note_bad(f, "SETUP", e);
+	else if (!(set >> e & 1))
+		note_bad(f, "SETUP, not what the reference says", e);
 }
 
 static void fuzz_other(struct fuzz *f)
@@ -434,6 +504,7 @@ TEST_F_TIMEOUT(fuzzer, ioctls_get_documented_errnos_and_leave_nothing, 300)
 	struct fuzz *f = calloc(FUZZ_THREADS, sizeof(*f));
 	pthread_t t[FUZZ_THREADS];
 	char dir[] = "/tmp/fuzzXXXXXX", who[32];
+	FILE *mr;
 	long long pins0;
 	long calls = 0, armed = 0;
 	int i;
@@ -449,7 +520,17 @@ TEST_F_TIMEOUT(fuzzer, ioctls_get_documented_errnos_and_leave_nothing, 300)
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		ASSERT_NE(MAP_FAILED, pool[i]);
 	}
+	race_hz = kernel_hz();
+	ASSERT_NE(0, race_hz);
+	race_max_rate = 10000;
+	if ((mr = fopen("/sys/module/profil/parameters/max_rate", "r"))) {
+		if (fscanf(mr, "%u", &race_max_rate) != 1)
+			race_max_rate = 10000;
+		fclose(mr);
+	}
 	for (i = 0; i < FUZZ_THREADS; i++) {
+		f[i].want = malloc(sizeof(*f[i].want));
+		ASSERT_NE(NULL, f[i].want);
 		f[i].s = seed * 0x9e3779b97f4a7c15ULL + i + 1;
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, fuzz_thread, &f[i]));
 	}
@@ -470,9 +551,12 @@ TEST_F_TIMEOUT(fuzzer, ioctls_get_documented_errnos_and_leave_nothing, 300)
 	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 	EXPECT_EQ(0, vmpin_kb());
 	EXPECT_PINS(pins0);
+	EXPECT_EQ(0, memlock_balanced());
 	close(dirfd_ok);
 	if (system("rm -rf /tmp/fuzz??????"))
 		TH_LOG("could not remove %s", dir);
+	for (i = 0; i < FUZZ_THREADS; i++)
+		free(f[i].want);
 	free(f);
 }
 
@@ -2587,6 +2671,7 @@ static void run_mode(struct __test_metadata *_metadata, int tmpl)
 	EXPECT_LT(0, G.landings);
 	EXPECT_EQ(0, vmpin_kb());
 	EXPECT_PINS(pins0);
+	EXPECT_EQ(0, memlock_balanced());
 }
 
 FIXTURE(mutate) {
@@ -2751,6 +2836,7 @@ static void cmd_numbers(struct __test_metadata *_metadata)
 	EXPECT_EQ(0, G.mismatches);
 	EXPECT_LT(300, G.tally.tried);
 	EXPECT_EQ(0, vmpin_kb());
+	EXPECT_EQ(0, memlock_balanced());
 }
 
 /* STATS at @arg as the reference says; the session stays as it was. */
@@ -2870,6 +2956,7 @@ static void cmd_args(struct __test_metadata *_metadata)
 	TH_LOG("%ld STATS, %ld mismatched", G.tally.tried, G.tally.mismatched);
 	EXPECT_EQ(0, G.mismatches);
 	EXPECT_EQ(0, vmpin_kb());
+	EXPECT_EQ(0, memlock_balanced());
 }
 
 FIXTURE(cmd) {
