@@ -623,6 +623,7 @@ struct fcase {
 	struct profil_output *o;	/* its output, or NULL */
 	char *name, *child;
 	uint32_t enable;		/* the image's ctl */
+	uint32_t reserved;
 	uint64_t nr_recs;
 	int pre;			/* a session armed before the call */
 	bool pre_off;			/* and turned off again */
@@ -1942,7 +1943,7 @@ static int m_o_child(struct fcase *c, int v)
 
 static int m_o_ctl(struct fcase *c, int v)
 {
-	NEXT(v, 5);
+	NEXT(v, 6);
 	if (!c->o && c->tmpl != T_KEEP)
 		return 0;
 	switch (v) {
@@ -1960,6 +1961,9 @@ static int m_o_ctl(struct fcase *c, int v)
 		break;
 	case 4:
 		c->nr_recs = ~0ULL;
+		break;
+	case 5:		/* never interpreted */
+		c->reserved = ~0U;
 		break;
 	}
 	return 1;
@@ -2129,7 +2133,8 @@ static bool in_set(fz_set set, int e)
 
 /* Prepare the image of @w's file and zero (or prefill) @w's bins. */
 static void prep_bins(const struct fz_want *w, const struct profil_output *o,
-		      uint32_t enable, uint64_t nr_recs, bool prefill)
+		      uint32_t enable, uint64_t nr_recs, uint32_t reserved,
+		      bool prefill)
 {
 	if (o) {
 		unsigned char *img = (void *)(uintptr_t)o->image;
@@ -2142,6 +2147,7 @@ static void prep_bins(const struct fz_want *w, const struct profil_output *o,
 			img[o->head_size + i] = i * 29 + 3;
 		ctl->nr_recs = nr_recs;
 		ctl->enable = enable;
+		ctl->reserved = reserved;
 	}
 	for (uint32_t i = 0; i < w->nr; i++) {
 		const struct fz_bins *b = &w->bins[i];
@@ -2315,7 +2321,7 @@ static bool pre_arm(struct fcase *c)
 		return false;
 	}
 	prep_bins(&G.pre_want, G.pre_want.file ? &G.pre_want.out : NULL, 0, 2,
-		  false);
+		  0, false);
 	arenas_snapshot();
 	e = call(PROFIL_IOC_SETUP, arg, false);
 	ring_add(&G.ring, "#%lu pre-arm (%s): %s", G.ncase,
@@ -2437,7 +2443,7 @@ static void run_case(struct fcase *c, struct tally *t)
 	ok = w->set == FZ_OK;
 	if (ok)
 		prep_bins(w, w->file ? &w->out : NULL, c->enable, c->nr_recs,
-			  c->prefill);
+			  c->reserved, c->prefill);
 	arenas_snapshot();
 	rate0 = fz_mem(&G.env, c->arg, 16, FZ_READABLE) ? get_u32(c->arg + 12) : 0;
 	s0 = stats();
@@ -2447,8 +2453,10 @@ static void run_case(struct fcase *c, struct tally *t)
 			(G.pre_want.out.image + G.pre_want.out.ctl_offset);
 
 		ctl->enable = c->tmpl == T_KEEP ? c->enable : 1;
-		if (c->tmpl == T_KEEP)
+		if (c->tmpl == T_KEEP) {
 			ctl->nr_recs = c->nr_recs;
+			ctl->reserved = c->reserved;
+		}
 		shadow_sync((uintptr_t)ctl, sizeof(*ctl));
 	}
 	e = res = call(PROFIL_IOC_SETUP, c->arg, c->vfork);
@@ -2586,6 +2594,11 @@ off:
 	CHECK(c, e == 0, "OFF: %s", strerror(e));
 	s3 = stats();
 	CHECK(c, s3.state == PROFIL_STATE_OFF, "state %u after OFF", s3.state);
+	if (res >= 0)	/* OFF stops what ran, and only that says USER */
+		CHECK(c, s3.stop_reason == (s2.state == PROFIL_STATE_ON ?
+					     PROFIL_STOP_USER : s2.stop_reason),
+		      "stop_reason %u after OFF, %u before", s3.stop_reason,
+		      s2.stop_reason);
 	CHECK(c, s3.writing == 0, "after OFF: writing %u", s3.writing);
 	CHECK(c, vmpin_kb() == 0, "VmPin %ld kB after OFF", vmpin_kb());
 	if (!run)
@@ -2720,7 +2733,7 @@ static int arm_base(struct fcase *c)
 	fz_ref_setup(&G.env, c->arg, &G.want);
 	if (G.want.set != FZ_OK)
 		return EINVAL;
-	prep_bins(&G.want, NULL, 1, 0, false);
+	prep_bins(&G.want, NULL, 1, 0, 0, false);
 	return call(PROFIL_IOC_SETUP, c->arg, false);
 }
 
