@@ -235,7 +235,7 @@ struct fuzz {
 	long armed;		/* setups that succeeded */
 	char what[160];		/* the first bad one */
 	struct ring ring;
-	unsigned long bad_at;	/* ring.n at the first bad one */
+	struct ring bad_ring;	/* the ring at the first bad one */
 	struct fz_want *want;	/* the reference's */
 };
 
@@ -244,7 +244,7 @@ static void note_bad(struct fuzz *f, const char *op, int e)
 	if (!f->bad++) {
 		snprintf(f->what, sizeof(f->what), "%s: errno %d (%s)", op, e,
 			 strerror(e));
-		f->bad_at = f->ring.n;
+		f->bad_ring = f->ring;
 	}
 }
 
@@ -418,9 +418,10 @@ static void fuzz_process(struct fuzz *f)
 	case 0:
 		pid = fork();
 		if (!pid) {
+			f->bad = 0;	/* its own results */
 			fuzz_calls(f, 20);
 			if (f->bad)
-				ring_dump(&f->ring, "forked child");
+				ring_dump(&f->bad_ring, "forked child");
 			_exit(f->bad ? 3 : 0);
 		}
 		break;
@@ -540,9 +541,9 @@ TEST_F_TIMEOUT(fuzzer, ioctls_get_documented_errnos_and_leave_nothing, 300)
 		armed += f[i].armed;
 		EXPECT_EQ(0, f[i].bad) {
 			TH_LOG("thread %d: %ld undocumented results, first %s (call %lu; seed %llu)",
-			       i, f[i].bad, f[i].what, f[i].bad_at, seed);
+			       i, f[i].bad, f[i].what, f[i].bad_ring.n, seed);
 			snprintf(who, sizeof(who), "thread %d", i);
-			ring_dump(&f[i].ring, who);
+			ring_dump(&f[i].bad_ring, who);
 		}
 	}
 	TH_LOG("%ld calls, %ld successful setups", calls, armed);
