@@ -77,7 +77,7 @@ MCOUNT_BENCH	:= $(addprefix $(BUILD)/bench/mcount-,none glibc libprofil)
 	bench-mcount fuzz bench bench-deps bench-progs bench-readme \
 	checkpatch install uninstall install-dkms uninstall-dkms package-check clean
 
-SEED		?= 1
+SEED		?=
 PREFIX		?= /usr/local
 LIBDIR		?= $(PREFIX)/lib
 BINDIR		?= $(PREFIX)/bin
@@ -248,6 +248,7 @@ $(BUILD)/selftests/%: selftests/%.c selftests/common.h $(HARNESS_DIR)/kselftest_
 
 GMON_CFLAGS	:= $(CFLAGS) -Wall -pthread -pg -Iuapi
 $(BUILD)/selftests/gmon_test $(BUILD)/selftests/nomod_test: selftests/gmon.h
+$(BUILD)/selftests/fuzz_test: selftests/fuzz_ref.h
 $(BUILD)/selftests/gmon_subject: selftests/gmon_subject.c $(LIB_FILES) | $(BUILD)/selftests
 	$(CC) $(GMON_CFLAGS) -o $@ $< -Llib -lprofil
 $(BUILD)/selftests/gmon_subject_static: selftests/gmon_subject.c $(LIB_FILES) | $(BUILD)/selftests
@@ -389,13 +390,14 @@ check-debug: deps
 	$(MAKE) lib selftests
 	DEBUG_KERNEL=$(DEBUG_KERNEL) scripts/check-debug.sh
 
-# The harness checked on canned guest logs, on the host (check.sh runs it).
-# The fuzzer alone, in a guest of each kernel, with a seed to replay.
+# The fuzzer alone, in a guest of each kernel: SEED=n replays the run that
+# printed seed n; without it each run draws its own (as in make check).
 fuzz: deps
 	$(MAKE) lib selftests
 	GUEST_TESTS=fuzz_test GUEST_NOMOD_TESTS= PROFIL_FUZZ_SEED=$(SEED) \
 		scripts/check.sh
 
+# The harness checked on canned guest logs, on the host (check.sh runs it).
 check-harness: $(HARNESS_DIR)/kselftest_harness.h
 	scripts/check-harness.sh
 

@@ -18,6 +18,8 @@
 # (make package-check: the one dkms built).  In MODE package the
 # initramfs holds only GUEST_EXTRA's files and GUEST_ROOT's tree (the
 # extracted packages, at their own paths), none of the build tree's.
+# PROFIL_FUZZ_SEED, when set, is fuzz_test's seed (profil.seed=); unset,
+# each run of it draws its own and prints it.
 set -eu
 kver=$1 mode=$2 log=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,7 +59,7 @@ boot() {
 	timeout -k 10 "$left" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
 		-m "${GUEST_MEM:-1024}" -nodefaults -nic none -display none -serial stdio \
 		-no-reboot -kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 quiet panic=-1 oops=panic profil.mode=$mode profil.seed=${PROFIL_FUZZ_SEED:-1} profil.churn=${PROFIL_CHURN:-240} ${GUEST_APPEND-}" \
+		-append "console=ttyS0 quiet panic=-1 oops=panic profil.mode=$mode ${PROFIL_FUZZ_SEED:+profil.seed=$PROFIL_FUZZ_SEED} profil.churn=${PROFIL_CHURN:-240} ${GUEST_APPEND-}" \
 		< /dev/null > "$log" 2>&1 || rc=$?
 	tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"
 	return "$rc"

@@ -17,7 +17,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -354,6 +356,36 @@ static inline int drop_cap_ipc_lock(void)
 		return -1;
 	d[0].effective &= ~(1U << CAP_IPC_LOCK);
 	return syscall(SYS_capset, &h, d);
+}
+
+/*
+ * Nothing is left charged to the user: with CAP_IPC_LOCK dropped (root)
+ * and RLIMIT_MEMLOCK at exactly 3 pages, a child can pin 3 pages and not
+ * 4.  Return: 0 if so.
+ */
+static inline int memlock_balanced(void)
+{
+	struct rlimit rl = { 3 * 4096, 3 * 4096 };
+	uintptr_t off = (uintptr_t)spin_a - SPIN_PAD;
+	int status;
+	pid_t pid = fork();
+	char *b;
+
+	if (!pid) {
+		b = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b == MAP_FAILED || drop_cap_ipc_lock() ||
+		    setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(2);
+		if (arm_one(b, 3 * 4096, off, 0x10000, RATE))
+			_exit(3);
+		dev_ioctl(PROFIL_IOC_OFF, NULL);
+		_exit(arm_one(b, 4 * 4096, off, 0x10000, RATE) == -ENOMEM ?
+		      0 : 4);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
 #endif /* PROFIL_SELFTEST_COMMON_H */

@@ -428,36 +428,6 @@ static int make_it_fail(pid_t pid, int on)
 	return write_str(path, on ? "1" : "0");
 }
 
-/*
- * Nothing is left charged to the user (root, in these tests): with
- * CAP_IPC_LOCK dropped and RLIMIT_MEMLOCK at exactly 3 pages, a child can
- * pin 3 pages and not 4.  Return: 0 if so.
- */
-static int memlock_balanced(void)
-{
-	struct rlimit rl = { 3 * 4096, 3 * 4096 };
-	uintptr_t off = (uintptr_t)spin_a - SPIN_PAD;
-	int status;
-	pid_t pid = fork();
-	char *b;
-
-	if (!pid) {
-		b = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (b == MAP_FAILED || drop_cap_ipc_lock() ||
-		    setrlimit(RLIMIT_MEMLOCK, &rl))
-			_exit(2);
-		if (arm_one(b, 3 * 4096, off, 0x10000, RATE))
-			_exit(3);
-		dev_ioctl(PROFIL_IOC_OFF, NULL);
-		_exit(arm_one(b, 4 * 4096, off, 0x10000, RATE) == -ENOMEM ?
-		      0 : 4);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 FIXTURE(worker) {
 	pid_t kthreadd, settler;
 	int settler_nth;

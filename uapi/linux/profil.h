@@ -121,7 +121,7 @@ struct profil_output {
 	__s32 dirfd;		/* the directory of the file */
 	__u32 rec_size;		/* bytes in one record, 1..PAGE_SIZE */
 	__aligned_u64 image;	/* user address, 8-byte aligned */
-	__aligned_u64 image_size; /* bytes */
+	__aligned_u64 image_size; /* bytes, a multiple of 8 */
 	__aligned_u64 head_size; /* bytes written as they are */
 	__aligned_u64 nr_recs_max; /* records the image holds */
 	__aligned_u64 ctl_offset; /* of struct profil_output_ctl; 8-aligned, */
