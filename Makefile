@@ -2,7 +2,7 @@
 #
 #   make            profil.ko for KDIR, libprofil, the selftests
 #   make check      install what is missing, run the selftests in a guest
-#                   of every installed Debian kernel, print the totals
+#                   of every Debian kernel of the matrix, print the totals
 #   make demo       install what is missing, profile a sample program in a
 #                   guest and print its profile
 #   make lint       checkpatch, a W=1 build, mandoc -Tlint
@@ -15,10 +15,14 @@ VERSION		:= 0.1.0
 SOVERSION	:= 0
 
 KVER_RUNNING	:= $(shell uname -r)
+# The running kernel's build tree, or the newest on the host, or the
+# newest that make deps unpacked for the matrix (scripts/fetch-kernel.sh).
+KCACHE		?= $(or $(PROFIL_KERNELS),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/profil-kernels)
 KDIR		?= $(firstword $(wildcard /lib/modules/$(KVER_RUNNING)/build) \
-		     $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1))
-NO_KDIR		:= no kernel headers found: install linux-headers-amd64 \
-		   (or make deps), or set KDIR=/lib/modules/VERSION/build
+		     $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1) \
+		     $(shell ls -d $(KCACHE)/*/lib/modules/*/build 2>/dev/null | sort -V | tail -n 1))
+NO_KDIR		:= no kernel build tree found: make deps (which unpacks Debian's \
+		   kernels into $(KCACHE)), or set KDIR=/lib/modules/VERSION/build
 BUILD		:= build
 CC		?= gcc
 CFLAGS		?= -O2 -g

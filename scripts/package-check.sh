@@ -93,14 +93,18 @@ dk="--sourcetree $root/usr/src --dkmstree $dkmsroot --installtree $out/modules -
 # shellcheck disable=SC2086
 check "dkms add profil/$version" eval 'dkms add -m profil -v "$version" $dk > "$out/dkms-add.log" 2>&1'
 for k in $kvers; do
+	# The kernel's build tree where fetch-kernel.sh unpacked it.
+	ksrc=$("$top/scripts/kernels.sh" --root "$k")/lib/modules/$k/build
 	# shellcheck disable=SC2086
-	if dkms build -m profil -v "$version" -k "$k" $dk > "$out/dkms-$k.log" 2>&1 &&
+	if dkms build -m profil -v "$version" -k "$k" --kernelsourcedir "$ksrc" $dk \
+		> "$out/dkms-$k.log" 2>&1 &&
 	   ko=$(ls "$dkmsroot/profil/$version/$k"/*/module/profil.ko* 2>/dev/null) &&
 	   modinfo -F vermagic "$ko" | grep -q "^$k "; then
 		ok "dkms build for $k"
 		mkdir -p "$out/modules/$k"
 		# shellcheck disable=SC2086
-		check "dkms install for $k" eval 'dkms install -m profil -v "$version" -k "$k" $dk \
+		check "dkms install for $k" eval 'dkms install -m profil -v "$version" -k "$k" \
+			--kernelsourcedir "$ksrc" $dk \
 			> "$out/dkms-install-$k.log" 2>&1 &&
 			ls "$out/modules/$k/updates/dkms/profil.ko"* > /dev/null'
 	else
