@@ -49,7 +49,7 @@ if [ "${1-}" != --inside ]; then
 		"$kroot" "$debs" "$(uname -r)"
 	echo "@@ install upper begin"
 	(cd /mnt/up/upper && find . -iname '*profil*' ! -iname '*profile*' \
-		! -path './var/lib/dpkg/*' \
+		! -path './var/lib/dpkg/*' ! -path './usr/src/linux-headers-*' \
 		! -path './var/log/*' ! -path './var/cache/*' ! -path './tmp/*' \
 		! -path './root/*' ! -path './opt/profil-guest*')
 	echo "@@ install upper end"
@@ -64,6 +64,18 @@ check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
 	shift
 	if "$@"; then ok "$d"; else nok "$d"; fi
 }
+# logged DESCRIPTION COMMAND...: check, COMMAND's output in $log, its end
+# shown when it fails.
+logged() {
+	d=$1
+	shift
+	if "$@" > $log 2>&1; then
+		ok "$d"
+	else
+		nok "$d"
+		tail -n 15 $log | sed 's/^/#   /'
+	fi
+}
 # installed PKG...: dpkg has every PKG installed.
 installed() {
 	for p in "$@"; do
@@ -71,9 +83,34 @@ installed() {
 			grep -qx "install ok installed" || return 1
 	done
 }
+# gone: nothing of the packages left: no file their .debs list, no
+# package dpkg knows (not even as configuration), nothing of dkms's.
+gone() {
+	check "dpkg knows none of them (not even their configuration)" \
+		eval '! dpkg -l $pkgs 2> /dev/null | grep -q "^[a-z][a-z]"'
+	check "no file of theirs is left (their .debs' lists)" left_none
+	check "nor dkms's: /var/lib/dkms/profil, /usr/src/profil-*, profil.ko" \
+		eval '[ ! -e /var/lib/dkms/profil ] && ! ls -d /usr/src/profil-* 2> /dev/null &&
+		! find /lib/modules/$k -name "profil.ko*" | grep -q . &&
+		! grep -q profil /lib/modules/$k/modules.dep'
+}
+left_none() {
+	left=0
+	for c in "$debs"/*.contents; do
+		for f in $(awk '$1 !~ /^d/ { print $6 }' "$c" | sed 's/^\.//'); do
+			[ -e "$f" ] || [ -L "$f" ] || continue
+			echo "# left: $f"
+			left=1
+		done
+	done
+	[ $left -eq 0 ]
+}
+at() { echo "# at $(cut -d ' ' -f 1 /proc/uptime) s: $*"; }
 g=/opt/profil-guest
 log=/tmp/install.log
 pkgs="profil-dkms libprofil0 libprofil-dev profil-tools"
+files=$(ls "$debs"/*.deb)
+[ "$(echo $files | wc -w)" -eq 4 ] || nok "four .debs in $debs"
 
 # The guest's kernel alone in /lib/modules: its modules, no build tree.
 mount -t tmpfs mods /lib/modules
@@ -82,70 +119,57 @@ mount --bind "$kroot/lib/modules/$k" "/lib/modules/$k"
 rm -f "/lib/modules/$k/build" "/lib/modules/$k/source"
 # man-db's trigger would index every page over 9p: not what is tested.
 rm -f /var/lib/man-db/auto-update
-
-# 1. The packages without the kernel's headers.
 for p in $pkgs; do
 	! installed "$p" || nok "$p is not installed before the test (the host has it)"
 done
-files=$(ls "$debs"/*.deb)
-check "apt-get install of the four packages without the kernel's headers" \
-	eval '[ $(echo $files | wc -w) -eq 4 ] &&
-		apt-get install -y -q $files > $log 2>&1'
+
+# 1. Without the kernel's headers: installed, says so, purged.
+at "install without headers"
+logged "apt-get install of the four packages without the kernel's headers" \
+	apt-get install -y -q $files
 check "dpkg: the four installed" installed $pkgs
-sed 's/^/# apt: /' $log | grep -v -e 'Reading' -e 'Selecting' -e '^# apt: $' | tail -n 25
+grep -e DKMS -e 'Building for' -e 'Module build' -e 'kernel headers' $log | sed 's/^/# apt: /'
 check "the install says the headers of $k are missing" \
 	grep -q "kernel headers for this kernel do not seem to be installed" $log
-check "and builds no module" eval '! ls /lib/modules/$k/updates/dkms/profil.ko* 2> /dev/null'
+check "and builds no module" eval '! find /lib/modules/$k -name "profil.ko*" | grep -q .'
+logged "apt-get purge of the four packages" apt-get purge -y -q $pkgs
+gone
 
-# 2. The headers, installed as Debian installs them: the hook builds it.
-check "dpkg -i of linux-headers-$k (and its kbuild, common, compiler)" \
-	eval 'dpkg -i "$kroot"/debs/linux-headers-*.deb "$kroot"/debs/linux-kbuild-*.deb \
-		"$kroot"/debs/linux-compiler-*.deb > $log 2>&1'
-grep -i -e dkms -e profil -e error $log | sed 's/^/# dpkg: /' | tail -n 20
-check "the headers' hook built and installed profil.ko for $k" \
+# 2. With them: built by the package's own postinst, used, removed, purged.
+at "install with headers"
+ln -s "$kroot/lib/modules/$k/build" "/lib/modules/$k/build"
+logged "apt-get install of the four packages with the headers of $k" \
+	apt-get install -y -q $files
+grep -e DKMS -e 'Building for' -e 'Installing to' -e Error $log | sed 's/^/# apt: /'
+check "dkms built and installed profil.ko for $k" \
 	eval 'ls /lib/modules/$k/updates/dkms/profil.ko* > /dev/null 2>&1'
 dkms status | sed 's/^/# dkms: /'
 check "dkms status: profil installed for $k" \
 	eval 'dkms status -m profil -k $k | grep -q ": installed"'
-
-# 3. Used as a user would.
+at "use"
 check "modprobe profil" modprobe profil
 check "/dev/profil, mode 0666" eval '[ "$(stat -c %a /dev/profil)" = 666 ]'
 mkdir -p /tmp/u && chmod 777 /tmp/u && cp $g/callgraph.c /tmp/u/
-check "gcc -pg \$(pkg-config --cflags --libs libprofil) against the installed packages" \
-	eval 'cflags=$(pkg-config --cflags libprofil) && libs=$(pkg-config --libs libprofil) &&
-		gcc -O2 -pg $cflags -o /tmp/u/cg /tmp/u/callgraph.c $libs > $log 2>&1 &&
+logged "gcc -pg \$(pkg-config --cflags --libs libprofil) against the installed packages" \
+	eval 'gcc -O2 -pg $(pkg-config --cflags libprofil) -o /tmp/u/cg /tmp/u/callgraph.c \
+		$(pkg-config --libs libprofil) && pkg-config --exists libprofil &&
 		readelf -d /tmp/u/cg | grep -q "NEEDED.*libprofil.so.0"'
-sed 's/^/# gcc: /' $log
 check "the -pg program, as a user, writes gmon.out" \
 	eval '(cd /tmp/u && $g/runas 65534 ./cg > /dev/null) && [ -s /tmp/u/gmon.out ]'
 check "gprof reads it and counts expensive()'s 500 calls" \
 	eval 'gprof -b -p /tmp/u/cg /tmp/u/gmon.out 2> /dev/null |
 		grep -Eq "^ *[0-9.]+ +[0-9.]+ +[0-9.]+ +500 .* expensive\$"'
-check "profil(1) as a user names the hot function" \
-	eval '$g/runas 65534 profil -r 10000 -o - -- /tmp/u/cg 2> /dev/null |
-		grep -q " expensive"'
+logged "profil(1) as a user, its report" \
+	eval '(cd /tmp/u && $g/runas 65534 /usr/bin/profil -r 10000 -o - -- /tmp/u/cg)'
+check "profil(1)'s report names the hot function" grep -q " expensive " $log
 check "rmmod profil" rmmod profil
-
-# 4. Removed, then purged: nothing of the packages left.
-check "apt-get remove of the four packages" \
-	eval 'apt-get remove -y -q $pkgs > $log 2>&1'
+at "remove"
+logged "apt-get remove of the four packages" apt-get remove -y -q $pkgs
 check "the removal took profil.ko out of /lib/modules/$k" \
-	eval '! ls /lib/modules/$k/updates/dkms/profil.ko* 2> /dev/null'
-check "apt-get purge of the four packages" \
-	eval 'apt-get purge -y -q $pkgs > $log 2>&1'
-check "dpkg knows none of them (not even their configuration)" \
-	eval '! dpkg -l $pkgs 2> /dev/null | grep -q "^[a-z][a-z]"'
-check "no file of theirs is left (their .debs' lists)" eval '
-	left=0
-	for c in $debs/*.contents; do
-		for f in $(awk "\$1 !~ /^d/ { print \$6 }" "$c" | sed "s/^\.//"); do
-			[ -e "$f" ] || [ -L "$f" ] || continue
-			echo "# left: $f"; left=1
-		done
-	done
-	[ $left -eq 0 ]'
-check "nor dkms's: /var/lib/dkms/profil, /usr/src/profil-*, modules.dep" eval '
-	[ ! -e /var/lib/dkms/profil ] && ! ls -d /usr/src/profil-* 2> /dev/null &&
-	! grep -q profil /lib/modules/$k/modules.dep'
+	eval '! find /lib/modules/$k -name "profil.ko*" | grep -q .'
+check "/etc/modules-load.d/profil.conf stays until the purge" \
+	test -e /etc/modules-load.d/profil.conf
+logged "dpkg --purge of the four packages" dpkg --purge $pkgs
+gone
+at "done"
 echo "@@ install done"
