@@ -90,9 +90,11 @@ gone() {
 		eval '! dpkg -l $pkgs 2> /dev/null | grep -q "^[a-z][a-z]"'
 	check "no file of theirs is left (their .debs' lists)" left_none
 	check "nor dkms's: /var/lib/dkms/profil, /usr/src/profil-*, profil.ko" \
-		eval '[ ! -e /var/lib/dkms/profil ] && ! ls -d /usr/src/profil-* 2> /dev/null &&
-		! find /lib/modules/$k -name "profil.ko*" | grep -q . &&
-		! grep -q profil /lib/modules/$k/modules.dep'
+		eval '! find /var/lib/dkms/profil /usr/src/profil-* /lib/modules/$k \
+			\( -path "/var/lib/dkms/profil*" -o -path "/usr/src/profil-*" \
+			-o -name "profil.ko*" \) -print 2> /dev/null |
+			sed "s/^/# left: /" | grep . &&
+		! grep -q '/profil\.ko' /lib/modules/$k/modules.dep'
 }
 left_none() {
 	left=0
@@ -116,6 +118,7 @@ files=$(ls "$debs"/*.deb)
 mount -t tmpfs mods /lib/modules
 mkdir -p "/lib/modules/$k"
 mount --bind "$kroot/lib/modules/$k" "/lib/modules/$k"
+hdrs=$(readlink "/lib/modules/$k/build")
 rm -f "/lib/modules/$k/build" "/lib/modules/$k/source"
 # man-db's trigger would index every page over 9p: not what is tested.
 rm -f /var/lib/man-db/auto-update
@@ -137,10 +140,11 @@ gone
 
 # 2. With them: built by the package's own postinst, used, removed, purged.
 at "install with headers"
-ln -s "$kroot/lib/modules/$k/build" "/lib/modules/$k/build"
+ln -s "$hdrs" "/lib/modules/$k/build"
 logged "apt-get install of the four packages with the headers of $k" \
 	apt-get install -y -q $files
-grep -e DKMS -e 'Building for' -e 'Installing to' -e Error $log | sed 's/^/# apt: /'
+sed -n '/DKMS files/,/^Setting up profil-tools/p' $log | sed 's/^/# apt: /'
+tail -n 20 /var/lib/dkms/profil/*/build/make.log 2> /dev/null | sed 's/^/# make.log: /'
 check "dkms built and installed profil.ko for $k" \
 	eval 'ls /lib/modules/$k/updates/dkms/profil.ko* > /dev/null 2>&1'
 dkms status | sed 's/^/# dkms: /'
