@@ -136,10 +136,12 @@ fi
 echo "$me: $kver ($meta${suite:+ of $suite}) into $root" >&2
 
 # The headers with the packages they need of the same kernel (the common
-# headers, kbuild), and the image: one package up to Debian 12, the
-# kernel and its modules apart since trixie.
+# headers, kbuild, the compiler metapackage: all of them in ROOT/debs are
+# what dpkg -i needs to install the headers on Debian 12), and the image:
+# one package up to Debian 12, the kernel and its modules apart since
+# trixie.
 pkgs="linux-headers-$kver $(depends "linux-headers-$kver" |
-	grep -E '^linux-(headers-.*-common|kbuild-)' | sort -u)"
+	grep -E '^linux-(headers-.*-common|kbuild-|compiler-)' | sort -u)"
 if known "linux-modules-$kver"; then
 	pkgs="$pkgs linux-binary-$kver linux-modules-$kver"
 else

@@ -14,7 +14,7 @@ chmod 1777 /tmp
 cd /tmp
 dmesg -n 1
 
-mode=check
+mode=check install_kroot= install_debs=
 for a in $(cat /proc/cmdline); do
 	case "$a" in
 	profil.mode=*) mode=${a#profil.mode=} ;;
@@ -23,6 +23,8 @@ for a in $(cat /proc/cmdline); do
 	# make check-debug's kernel: the tests that measure a profile against
 	# the truth loosen what its speed forces, each saying where and why.
 	profil.debug=*) export PROFIL_DEBUG_KERNEL=${a#profil.debug=} ;;
+	profil.kroot=*) install_kroot=${a#profil.kroot=} ;;
+	profil.debs=*) install_debs=${a#profil.debs=} ;;
 	profil.bench_reps=*) export BENCH_REPS=${a#profil.bench_reps=} ;;
 	profil.bench_scale=*) export BENCH_SCALE=${a#profil.bench_scale=} ;;
 	profil.bench_only=*) export BENCH_ONLY=${a#profil.bench_only=} ;;
@@ -35,7 +37,9 @@ echo "@@ guest $(uname -r) mode $mode"
 # Keep perf's static keys from being patched at every arm (see perfhold.c).
 /opt/profil/perfhold &
 hold=$!
-if insmod "$PROFIL_KO"; then
+if [ "$mode" = install ]; then
+	:	# make package-check's install: dkms builds it, modprobe loads it
+elif insmod "$PROFIL_KO"; then
 	echo "ok - guest: insmod profil.ko"
 else
 	echo "not ok - guest: insmod profil.ko"
@@ -118,6 +122,10 @@ elif [ "$mode" = package ]; then
 	/opt/profil/runas 65534 /usr/bin/profil -r 10000 -o - \
 		-- /opt/profil/pkg-callgraph
 	echo "@@ profil end"
+elif [ "$mode" = install ]; then
+	# make package-check: the packages installed, used and purged with
+	# the host's own dpkg, apt and dkms (scripts/guest-install.sh).
+	sh /opt/profil/guest-install.sh "$install_kroot" "$install_debs"
 elif [ "$mode" = demo ]; then
 	echo "@@ demo begin"
 	/opt/profil/runas 65534 /opt/profil/hotspots

@@ -15,11 +15,14 @@
 # debug kernel of make check-debug).  GUEST_EXTRA names more files for
 # /opt/profil (make bench: its programs and perf), GUEST_APPEND more
 # words for the kernel command line.  GUEST_KO names another profil.ko
-# (make package-check: the one dkms built).  In MODE package the
-# initramfs holds only GUEST_EXTRA's files and GUEST_ROOT's tree (the
+# (make package-check: the one dkms built).  In MODE package and install
+# the initramfs holds only GUEST_EXTRA's files and GUEST_ROOT's tree (the
 # extracted packages, at their own paths), none of the build tree's.
 # PROFIL_FUZZ_SEED, when set, is fuzz_test's seed (profil.seed=); unset,
 # each run of it draws its own and prints it.
+# GUEST_QEMU_MORE gives QEMU more options (make package-check's install:
+# the host's root, read-only over 9p), GUEST_KMODS the kernel's modules
+# to load (scripts/guest-modules.sh).
 set -eu
 kver=$1 mode=$2 log=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,7 +39,7 @@ echo ${GUEST_TESTS-} > "$lists/tests"
 echo ${GUEST_NOMOD_TESTS-} > "$lists/nomod-tests"
 ko=${GUEST_KO:-$b/kmod/$kver/kmod/profil.ko}
 files=
-if [ "$mode" != package ]; then
+if [ "$mode" != package ] && [ "$mode" != install ]; then
 	files="$top/lib/libprofil.so.0 $lists/tests $lists/nomod-tests
 		$b/demo/hotspots $b/demo/callgraph $b/demo/callgraph-plain
 		$b/bench/forkcost $b/bench/regions $b/tools/profil
@@ -56,9 +59,10 @@ boot() {
 	rc=0
 	left=$(( end - $(date +%s) ))
 	[ "$left" -gt 0 ] || return 124
+	# shellcheck disable=SC2086 # GUEST_QEMU_MORE: words
 	timeout -k 10 "$left" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
 		-m "${GUEST_MEM:-1024}" -nodefaults -nic none -display none -serial stdio \
-		-no-reboot -kernel "$kernel" -initrd "$initrd" \
+		-no-reboot -kernel "$kernel" -initrd "$initrd" ${GUEST_QEMU_MORE-} \
 		-append "console=ttyS0 quiet panic=-1 oops=panic profil.mode=$mode ${PROFIL_FUZZ_SEED:+profil.seed=$PROFIL_FUZZ_SEED} profil.churn=${PROFIL_CHURN:-240} ${GUEST_APPEND-}" \
 		< /dev/null > "$log" 2>&1 || rc=$?
 	tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"

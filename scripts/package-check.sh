@@ -8,7 +8,11 @@
 # library found with pkg-config, run with the dkms-built module in a guest
 # of KVER (default the oldest kernel) with the packages' files at their own
 # paths, its gmon.out read with gprof on the host, and the packaged
-# profil(1) run on it there too.  Last line: N passed, N failed.
+# profil(1) run on it there too.  Then the packages installed for real in
+# a guest of KVER, with the host's own apt, dpkg and dkms over 9p under an
+# overlay in the guest's memory (scripts/guest-install.sh): without the
+# kernel's headers first, then with them, used, removed and purged.  Last
+# line: N passed, N failed.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 kvers=$("$top/scripts/kernels.sh")
@@ -158,4 +162,45 @@ check "gprof reads the -pg program's gmon.out (calls exact, time 60/30/10)" \
 sed -n '/^@@ profil begin/,/^@@ profil end/p' "$log" | sed 's/^/# /'
 check "guest: the packaged profil(1) names the hot function" eval '
 	sed -n "/^@@ profil begin/,/^@@ profil end/p" "$log" | grep -q " expensive "'
+
+# --- installed for real, in a guest ----------------------------------------
+# The host's own system, read-only over 9p under an overlay in the guest's
+# memory: apt installs the four packages without the kernel's headers,
+# then dpkg the headers, whose hook has dkms build the module; used, then
+# removed and purged (scripts/guest-install.sh).  Nothing reaches the host.
+inst=$out/install
+mkdir -p "$inst"
+for p in profil-dkms libprofil0 libprofil-dev profil-tools; do
+	cp "$out"/src/${p}_*.deb "$out/$p.contents" "$inst/" 2>/dev/null || true
+done
+kroot=$("$top/scripts/kernels.sh" --root "$kver")
+ilog=$out/install-$kver.log
+if [ -z "$kroot" ] || [ ! -d "$kroot/debs" ]; then
+	nok "install: $kver's packages fetched by fetch-kernel.sh (make deps)"
+	finish
+fi
+if GUEST_TIMEOUT=${INSTALL_TIMEOUT:-1800} GUEST_MEM=3072 \
+   GUEST_KMODS="virtio_pci 9pnet_virtio 9p overlay" \
+   GUEST_QEMU_MORE="-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+   GUEST_APPEND="profil.kroot=$kroot profil.debs=$inst" \
+   GUEST_EXTRA="$top/scripts/guest-install.sh $top/demo/callgraph.c $top/build/selftests/runas $top/build/selftests/perfhold" \
+   "$top/scripts/guest-run.sh" "$kver" install "$ilog"; then
+	ok "install guest $kver booted and powered off"
+else
+	nok "install guest $kver booted and powered off (see $ilog)"
+fi
+grep '^# ' "$ilog" | head -n 80
+while read -r line; do
+	case $line in
+	"ok - install: "*) ok "${line#ok - }" ;;
+	"not ok - install: "*) nok "${line#not ok - }" ;;
+	esac
+done < "$ilog"
+check "install: every check ran (guest-install.sh finished)" grep -q '^@@ install done' "$ilog"
+left=$(sed -n "/^@@ install upper begin/,/^@@ install upper end/p" "$ilog" | sed '1d;$d')
+echo "$left" | grep . | sed 's/^/# left: /'
+check "install: nothing named profil left in the overlay after the purge" \
+	eval '[ -z "$left" ] && grep -q "^@@ install upper end" "$ilog"'
+check "install: no BUG, WARNING or oops in dmesg" eval '
+	! sed -n "/^@@ dmesg begin/,/^@@ dmesg end/p" "$ilog" | grep -E "BUG|WARNING|Oops|Call Trace"'
 finish
