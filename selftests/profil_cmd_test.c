@@ -34,6 +34,7 @@ struct prow {
 	char object[256];
 	char source[128];
 	char bins[16];		/* "split": shares of coarse bins */
+	uint64_t start;		/* the function's address in its object, or 0 */
 };
 
 struct prof {
@@ -87,6 +88,7 @@ static int prof_load(const char *path, struct prof *p)
 		snprintf(w->object, sizeof(w->object), "%s", field(&s));
 		snprintf(w->source, sizeof(w->source), "%s", field(&s));
 		snprintf(w->bins, sizeof(w->bins), "%s", field(&s));
+		w->start = strtoull(field(&s), NULL, 16);
 		p->n++;
 	}
 	fclose(f);
@@ -1105,10 +1107,31 @@ TEST_F(cmd, perf_record_agrees_on_the_top_function)
 /* --- programs nobody here wrote, against perf record ------------------ */
 
 #define REAL_TOL	3.0	/* points of % between profil and perf */
+#define REAL_TOP	5.0	/* a function with this share in either is a top one */
+#define REAL_MAX_FNS	8192
+
+/*
+ * A function of an object, as both tools know it: the object's stem
+ * ("liblzma" for liblzma.so.5 and liblzma.so.5.4.1) and the function's
+ * address in the object, as nm(1) gives it, or 0 for the code of the
+ * object that no symbol covers.  By address, not by name: the names of one
+ * function differ (perf says "write" where profil says "__write", aliases
+ * at one address).  Debian's objects are stripped to .dynsym, and the
+ * guest has no debug files: both tools name a PC by the exported symbol
+ * whose bytes hold it (perf 6.1 stretches only a symbol of size 0 to the
+ * next, and libdwfl likewise), so a static function of a stripped object
+ * (most of liblzma's and gzip's work) is, for both, that object's code in
+ * no symbol, one entry of its own.
+ */
+struct share {
+	char stem[64];
+	uint64_t start;
+	char name[64];		/* as the tool that counted it names it */
+	double pct;
+};
 
 struct shares {
-	char stem[32][64];
-	double pct[32];
+	struct share *v;
 	int n;
 };
 
@@ -1122,20 +1145,27 @@ static void stem_of(const char *path, char *out, size_t len)
 		*strstr(out, ".so") = '\0';
 }
 
-static void shares_add(struct shares *s, const char *path, double v)
+/* @v samples of the function at @start of @path, named @name; -1 if full. */
+static int shares_add(struct shares *s, const char *path, uint64_t start,
+		      const char *name, double v)
 {
 	char stem[64];
 	int i;
 
 	stem_of(path, stem, sizeof(stem));
-	for (i = 0; i < s->n && strcmp(s->stem[i], stem); i++)
-		;
+	for (i = 0; i < s->n; i++)
+		if (s->v[i].start == start && !strcmp(s->v[i].stem, stem))
+			break;
 	if (i == s->n) {
-		if (s->n == 32)
-			return;
-		snprintf(s->stem[s->n++], sizeof(s->stem[0]), "%s", stem);
+		if (s->n == REAL_MAX_FNS)
+			return -1;
+		snprintf(s->v[i].stem, sizeof(s->v[i].stem), "%s", stem);
+		snprintf(s->v[i].name, sizeof(s->v[i].name), "%s", name);
+		s->v[i].start = start;
+		s->n++;
 	}
-	s->pct[i] += v;
+	s->v[i].pct += v;
+	return 0;
 }
 
 static void shares_norm(struct shares *s)
@@ -1144,18 +1174,35 @@ static void shares_norm(struct shares *s)
 	int i;
 
 	for (i = 0; i < s->n; i++)
-		all += s->pct[i];
+		all += s->v[i].pct;
 	for (i = 0; i < s->n && all > 0; i++)
-		s->pct[i] = 100.0 * s->pct[i] / all;
+		s->v[i].pct = 100.0 * s->v[i].pct / all;
 }
 
+/* The share of the object @stem, all its functions. */
 static double share_of(const struct shares *s, const char *stem)
 {
+	double pct = 0;
 	int i;
 
 	for (i = 0; i < s->n; i++)
-		if (!strcmp(s->stem[i], stem))
-			return s->pct[i];
+		if (!strcmp(s->v[i].stem, stem))
+			pct += s->v[i].pct;
+	return pct;
+}
+
+/* The share of the function at @start of @stem, and its name there. */
+static double fn_share_of(const struct shares *s, const char *stem,
+			  uint64_t start, const char **name)
+{
+	int i;
+
+	*name = "-";
+	for (i = 0; i < s->n; i++)
+		if (s->v[i].start == start && !strcmp(s->v[i].stem, stem)) {
+			*name = s->v[i].name;
+			return s->v[i].pct;
+		}
 	return 0;
 }
 
@@ -1190,6 +1237,89 @@ static int make_text(const char *path, size_t n)
 	return f && !fclose(f) ? 0 : -1;
 }
 
+/* An object's loadable segments: where each is in the file and in memory. */
+struct loads {
+	char path[256];
+	struct { uint64_t off, size, vaddr; } seg[8];
+	int n;
+};
+
+static void loads_read(struct loads *l, const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int i, fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	snprintf(l->path, sizeof(l->path), "%s", path);
+	l->n = 0;
+	if (fd < 0)
+		return;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64)
+		for (i = 0; i < eh.e_phnum && l->n < 8; i++)
+			if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) ==
+			    sizeof(ph) && ph.p_type == PT_LOAD) {
+				l->seg[l->n].off = ph.p_offset;
+				l->seg[l->n].size = ph.p_filesz;
+				l->seg[l->n++].vaddr = ph.p_vaddr;
+			}
+	close(fd);
+}
+
+/*
+ * perf script prints a user frame's address as an offset into the file it
+ * is mapped from; profil (and nm) give its address in the object.  @off of
+ * @path as an address, by the object's PT_LOAD headers (they differ in
+ * Debian's python3.11, a program linked at 0x400000).
+ */
+static uint64_t file_to_addr(const char *path, uint64_t off)
+{
+	static struct loads cache[32];
+	static int used;
+	struct loads *l;
+	int i;
+
+	for (i = 0; i < used && strcmp(cache[i].path, path); i++)
+		;
+	if (i == 32)
+		i = 0;			/* full: the first one goes */
+	l = &cache[i];
+	if (i == used)
+		used++;
+	if (strcmp(l->path, path))
+		loads_read(l, path);
+	for (i = 0; i < l->n; i++)
+		if (off - l->seg[i].off < l->seg[i].size)
+			return off - l->seg[i].off + l->seg[i].vaddr;
+	return off;
+}
+
+/*
+ * One user frame of perf script -F ip,sym,symoff,dso: "ADDR SYM+0xOFF
+ * (DSO)", or "ADDR [unknown] (DSO)"; the function's address in @start
+ * (0: unknown), as a file offset.  0 when it is not such a line.
+ */
+static int perf_frame(char *line, uint64_t *start, char **sym, char **dso)
+{
+	char *p, *end;
+	uint64_t ip;
+
+	ip = strtoull(line, &p, 16);
+	if (p == line || !(end = strrchr(p, ')')) || !(*dso = strrchr(p, '(')))
+		return 0;
+	*end = '\0';
+	(*dso)[-1] = '\0';
+	*dso += 1;
+	*sym = p + strspn(p, " \t");
+	*start = 0;
+	p = strstr(*sym, "+0x");
+	if (strcmp(*sym, "[unknown]") && p) {
+		*p = '\0';
+		*start = ip - strtoull(p + 3, NULL, 16);
+	}
+	return 1;
+}
+
 /*
  * perf record's samples of sh -c @cmd into @pe, each charged where profil
  * charges it: a sample in the kernel to the user PC it entered from, the
@@ -1198,14 +1328,16 @@ static int make_text(const char *path, size_t n)
 static void perf_shares(struct __test_metadata *_metadata, const char *perf,
 			const char *sh, const char *cmd, struct shares *pe)
 {
-	char data[64], pipe_cmd[16384], line[512], dso[256];
-	int charged = 0;
+	char data[64], pipe_cmd[16384], line[1024], *sym, *dso;
+	int charged = 0, full = 0;
+	uint64_t start;
 	FILE *f;
 
 	snprintf(data, sizeof(data), "/tmp/perf.%d.data", getpid());
 	snprintf(pipe_cmd, sizeof(pipe_cmd),
 		 "%s record -q -N -e cpu-clock -g -F 1000 -o %s -- %s -c '%s' > /dev/null 2>&1 && "
-		 "%s script -i %s -F ip,dso 2> /dev/null", perf, data, sh, cmd, perf, data);
+		 "%s script -i %s -F ip,sym,symoff,dso --no-demangle 2> /dev/null",
+		 perf, data, sh, cmd, perf, data);
 	f = popen(pipe_cmd, "r");
 	ASSERT_NE(NULL, f);
 	while (fgets(line, sizeof(line), f)) {
@@ -1213,21 +1345,55 @@ static void perf_shares(struct __test_metadata *_metadata, const char *perf,
 			charged = 0;		/* the next sample */
 			continue;
 		}
-		if (charged || sscanf(line, " %*x (%255[^)])", dso) != 1 ||
+		if (charged || !perf_frame(line, &start, &sym, &dso) ||
 		    !strcmp(dso, "[kernel.kallsyms]"))
 			continue;
 		charged = 1;
 		if (real_object(dso))
-			shares_add(pe, dso, 1);
+			full |= shares_add(pe, dso, start ? file_to_addr(dso, start) : 0,
+					   sym, 1);
 	}
 	pclose(f);
 	unlink(data);
+	EXPECT_EQ(0, full) TH_LOG("more than %d functions", REAL_MAX_FNS);
+}
+
+/* Each function with REAL_TOP % or more in either: the same share in both. */
+static void functions_agree(struct __test_metadata *_metadata,
+			    const struct shares *pe, const struct shares *pr,
+			    double tol)
+{
+	const struct shares *two[2] = { pe, pr }, *other;
+	const struct share *w;
+	const char *name;
+	double pct;
+	int i, k, top = 0;
+
+	for (k = 0; k < 2; k++) {
+		other = two[!k];
+		for (i = 0; i < two[k]->n; i++) {
+			w = &two[k]->v[i];
+			pct = fn_share_of(other, w->stem, w->start, &name);
+			/* Once each: from perf's side, or profil's alone. */
+			if ((w->pct < REAL_TOP && pct < REAL_TOP) || (k && pct >= REAL_TOP))
+				continue;
+			top++;
+			EXPECT_NEAR(w->pct, pct, tol);
+			TH_LOG("%s %#llx%s: perf %.1f%% as %s, profil %.1f%% as %s",
+			       w->stem, (unsigned long long)w->start,
+			       w->start ? "" : " (in no symbol)",
+			       k ? pct : w->pct, k ? name : w->name,
+			       k ? w->pct : pct, k ? w->name : name);
+		}
+	}
+	EXPECT_LT(0, top);
 }
 
 /*
  * sh -c @cmd under profil --children and under perf record (cpu-clock,
  * which follows children too), as root: each object's share of the samples
- * in objects both can name, within @tol points.  TCG translates code the
+ * in objects both can name, and each top function's share (REAL_TOP),
+ * within @tol points.  TCG translates code the
  * first time it runs and the guest's clock counts that time against
  * whatever ran it, so a program's code is dearer in its first runs, less
  * and less after: the command runs alone once first, and perf measures it
@@ -1243,11 +1409,15 @@ static void real_agrees(struct __test_metadata *_metadata,
 	const char *argv[] = { self->profil, "--children", "-f", "csv", "-o",
 			       self->csv, "--", sh, "-c", cmd, NULL };
 	const char *warm[] = { sh, "-c", cmd, NULL };
-	struct shares pr = { 0 }, pe = { 0 };
-	int i;
+	struct shares pr = { calloc(REAL_MAX_FNS, sizeof(*pr.v)) };
+	struct shares pe = { calloc(REAL_MAX_FNS, sizeof(*pe.v)) };
+	const struct shares *two[2] = { &pe, &pr };
+	const struct prow *w;
+	int i, j, k;
 
 	if (geteuid())
 		SKIP(return, "perf_event_paranoid keeps perf from users");
+	ASSERT_TRUE(pr.v && pe.v);
 	subject(perf, sizeof(perf), self->dir, "perf");
 	ASSERT_EQ(0, access(perf, X_OK)) TH_LOG("no perf in the guest");
 	subject(sh, sizeof(sh), self->dir, "dash");	/* Debian's sh */
@@ -1258,21 +1428,31 @@ static void real_agrees(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.stderr_text);
 	perf_shares(_metadata, perf, sh, cmd, &pe);
 	LOAD();
-	for (i = 0; i < self->p.n; i++)
-		if (!strcmp(self->p.rows[i].proc, "all") &&
-		    real_object(self->p.rows[i].object))
-			shares_add(&pr, self->p.rows[i].object, self->p.rows[i].samples);
+	for (i = 0; i < self->p.n; i++) {
+		w = &self->p.rows[i];
+		if (!strcmp(w->proc, "all") && real_object(w->object))
+			ASSERT_EQ(0, shares_add(&pr, w->object, w->start,
+						w->function, w->samples));
+	}
 	shares_norm(&pr);
 	shares_norm(&pe);
 	ASSERT_LT(0, pe.n) TH_LOG("perf named no object");
-	for (i = 0; i < pe.n; i++) {
-		EXPECT_NEAR(pe.pct[i], share_of(&pr, pe.stem[i]), tol);
-		TH_LOG("%s: perf %.1f%%, profil %.1f%%", pe.stem[i], pe.pct[i],
-		       share_of(&pr, pe.stem[i]));
-	}
-	for (i = 0; i < pr.n; i++)
-		EXPECT_NEAR(share_of(&pe, pr.stem[i]), pr.pct[i], tol)
-			TH_LOG("%s: profil %.1f%%", pr.stem[i], pr.pct[i]);
+	/* Each object once, as either tool has it. */
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < two[k]->n; i++) {
+			const char *stem = two[k]->v[i].stem;
+
+			for (j = 0; j < i && strcmp(two[k]->v[j].stem, stem); j++)
+				;
+			if (j < i || (k && share_of(&pe, stem) > 0))
+				continue;
+			EXPECT_NEAR(share_of(&pe, stem), share_of(&pr, stem), tol);
+			TH_LOG("%s: perf %.1f%%, profil %.1f%%", stem,
+			       share_of(&pe, stem), share_of(&pr, stem));
+		}
+	functions_agree(_metadata, &pe, &pr, tol);
+	free(pr.v);
+	free(pe.v);
 }
 
 /* xz's LZMA2 at preset 6e with a 256 KiB dictionary: hard work, little memory. */
