@@ -10,6 +10,8 @@
  *	exec		a forked child execs "twenty" while the parent runs
  *			fifty for 300 ms
  *	twenty		twenty alone, 300 ms
+ *	spawn PROG	a forked child execs "PROG twenty", waited for (the
+ *			static build too)
  *	fork		fifty for 300 ms, then a forked child runs twenty
  *			for 300 ms while the parent waits
  *	dlopen		fifty 20%, then dl_work() of libcmd_dl.so, loaded
@@ -122,6 +124,21 @@ static int threads(void)
 	for (i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	return 0;
+}
+
+/* A forked child runs "@prog twenty"; its exit status. */
+static int spawn(const char *prog)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (!pid) {
+		execl(prog, prog, "twenty", (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 static int exec_child(void)
@@ -351,6 +368,8 @@ int main(int argc, char **argv)
 		return fork_after_work();
 	else if (!strcmp(mode, "twenty"))
 		twenty_alone();
+	else if (!strcmp(mode, "spawn") && argc > 2)
+		return spawn(argv[2]);
 	else if (!strcmp(mode, "dlopen"))
 		return late_dlopen();
 	else if (!strcmp(mode, "jit"))

@@ -960,6 +960,75 @@ TEST_F(cmd, static_program_found_through_an_empty_path_element)
 	EXPECT_NE(NULL, strstr(self->r.stderr_text, "statically linked"));
 }
 
+/*
+ * What is refused is what execvp() runs: a directory of the command's name
+ * earlier in PATH is passed over (execve() says EACCES), not taken for the
+ * program (profil used to, and ran the static program unprofiled).
+ */
+TEST_F(cmd, static_program_found_past_a_directory_of_its_name)
+{
+	char tmp[64], sub[128], env_path[4200];
+	char *env[] = { env_path, NULL };
+	const char *argv[] = { self->profil, "cmd_subject_static", "split", NULL };
+
+	snprintf(tmp, sizeof(tmp), "/tmp/profil_cmd.%d.path", getpid());
+	snprintf(sub, sizeof(sub), "%s/cmd_subject_static", tmp);
+	ASSERT_EQ(0, mkdir(tmp, 0755));
+	ASSERT_EQ(0, mkdir(sub, 0755));
+	snprintf(env_path, sizeof(env_path), "PATH=%s:%s", tmp, self->dir);
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)argv, env));
+	run_finish(&self->r);
+	rmdir(sub);
+	rmdir(tmp);
+	ASSERT_TRUE(WIFEXITED(self->r.status));
+	EXPECT_EQ(125, WEXITSTATUS(self->r.status)) TH_LOG("%s", self->r.stderr_text);
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "statically linked"));
+}
+
+/*
+ * A script is its interpreter's program, as execve() runs it: one whose
+ * interpreter is 32-bit is refused, naming both (profil used to run it,
+ * for no profile).
+ */
+TEST_F(cmd, script_of_a_thirty_two_bit_interpreter_refused)
+{
+	char script[64], b32[4096];
+	const char *argv[] = { self->profil, script, NULL };
+	FILE *f;
+
+	subject(b32, sizeof(b32), self->dir, "cmd_subject32");
+	snprintf(script, sizeof(script), "/tmp/profil_cmd.%d.sh", getpid());
+	f = fopen(script, "we");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "#!%s\n", b32);
+	ASSERT_EQ(0, fclose(f));
+	ASSERT_EQ(0, chmod(script, 0755));
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)argv, NULL));
+	run_finish(&self->r);
+	unlink(script);
+	ASSERT_TRUE(WIFEXITED(self->r.status));
+	EXPECT_EQ(125, WEXITSTATUS(self->r.status)) TH_LOG("%s", self->r.stderr_text);
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "which runs"));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "32-bit program"));
+	EXPECT_EQ(NULL, strstr(self->r.stdout_text, "32-bit ran"));
+}
+
+/*
+ * With --children a static command is not refused: what it executes is
+ * profiled (a static shell or make running dynamic programs).
+ */
+TEST_F(cmd, static_command_runs_with_children_its_descendants_profiled)
+{
+	const char *opts[] = { "--children", NULL };
+	char b[4096];
+
+	subject(b, sizeof(b), self->dir, "cmd_subject");
+	ASSERT_EQ(0, RUN(opts, "cmd_subject_static", "spawn", b))
+		TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	EXPECT_LT(200, samples_of(&self->p, "all", "twenty"));
+}
+
 TEST_F(cmd, bad_usage)
 {
 	const char *fmt[] = { "-f", "xml", NULL };
