@@ -1185,12 +1185,16 @@ TEST_F(cmd, perf_record_agrees_on_the_top_function)
  * address in the object, as nm(1) gives it, or 0 for the code of the
  * object that no symbol covers.  By address, not by name: the names of one
  * function differ (perf says "write" where profil says "__write", aliases
- * at one address).  Debian's objects are stripped to .dynsym, and the
- * guest has no debug files: both tools name a PC by the exported symbol
- * whose bytes hold it (perf 6.1 stretches only a symbol of size 0 to the
- * next, and libdwfl likewise), so a static function of a stripped object
- * (most of liblzma's and gzip's work) is, for both, that object's code in
- * no symbol, one entry of its own.
+ * at one address).  What has symbols: Debian's objects are stripped to
+ * .dynsym, and both tools name a PC in one by the exported symbol whose
+ * bytes hold it (perf 6.1 stretches only a symbol of size 0 to the next,
+ * and libdwfl likewise), so a static function of a stripped object (most
+ * of liblzma's and gzip's, and libc's internal functions) is, for both,
+ * that object's code in no symbol, one entry of its own.  (With libc's
+ * debug file in the guest, libc6-dbg, both named every function of libc,
+ * and where the time of faulting in fresh memory lands moved from run to
+ * run by up to 12 points: sysmalloc 0.6% in perf's runs, 12.9% in
+ * profil's, __memset_avx2_unaligned_erms 12.1% against 6.2%, once.)
  */
 struct share {
 	char stem[64];
@@ -1260,13 +1264,13 @@ static double share_of(const struct shares *s, const char *stem)
 	return pct;
 }
 
-/* The share of the function at @start of @stem, and its name there. */
+/* The share of the function at @start of @stem, its name there or NULL. */
 static double fn_share_of(const struct shares *s, const char *stem,
 			  uint64_t start, const char **name)
 {
 	int i;
 
-	*name = "-";
+	*name = NULL;
 	for (i = 0; i < s->n; i++)
 		if (s->v[i].start == start && !strcmp(s->v[i].stem, stem)) {
 			*name = s->v[i].name;
@@ -1427,34 +1431,37 @@ static void perf_shares(struct __test_metadata *_metadata, const char *perf,
 	EXPECT_EQ(0, full) TH_LOG("more than %d functions", REAL_MAX_FNS);
 }
 
-/* Each function with REAL_TOP % or more in either: the same share in both. */
+/*
+ * Each function with REAL_TOP % or more in either: the same share in
+ * both, within @tol; perf's functions, then those only profil has.
+ */
 static void functions_agree(struct __test_metadata *_metadata,
 			    const struct shares *pe, const struct shares *pr,
 			    double tol)
 {
-	const struct shares *two[2] = { pe, pr }, *other;
+	const struct shares *two[2] = { pe, pr };
+	const char *name, *names[2];
 	const struct share *w;
-	const char *name;
-	double pct;
+	double pct, pcts[2];
 	int i, k, top = 0;
 
-	for (k = 0; k < 2; k++) {
-		other = two[!k];
+	for (k = 0; k < 2; k++)
 		for (i = 0; i < two[k]->n; i++) {
 			w = &two[k]->v[i];
-			pct = fn_share_of(other, w->stem, w->start, &name);
-			/* Once each: from perf's side, or profil's alone. */
-			if ((w->pct < REAL_TOP && pct < REAL_TOP) || (k && pct >= REAL_TOP))
+			pct = fn_share_of(two[!k], w->stem, w->start, &name);
+			if ((k && name) || (w->pct < REAL_TOP && pct < REAL_TOP))
 				continue;
 			top++;
-			EXPECT_NEAR(w->pct, pct, tol);
+			pcts[k] = w->pct;
+			names[k] = w->name;
+			pcts[!k] = pct;
+			names[!k] = name ?: "-";
+			EXPECT_NEAR(pcts[0], pcts[1], tol);
 			TH_LOG("%s %#llx%s: perf %.1f%% as %s, profil %.1f%% as %s",
 			       w->stem, (unsigned long long)w->start,
 			       w->start ? "" : " (in no symbol)",
-			       k ? pct : w->pct, k ? name : w->name,
-			       k ? w->pct : pct, k ? w->name : name);
+			       pcts[0], names[0], pcts[1], names[1]);
 		}
-	}
 	EXPECT_LT(0, top);
 }
 
@@ -1462,10 +1469,12 @@ static void functions_agree(struct __test_metadata *_metadata,
  * sh -c @cmd under profil --children and under perf record (cpu-clock,
  * which follows children too), as root: each object's share of the samples
  * in objects both can name, and each top function's share (REAL_TOP),
- * within @tol points.  TCG translates code the
- * first time it runs and the guest's clock counts that time against
- * whatever ran it, so a program's code is dearer in its first runs, less
- * and less after: the command runs alone once first, and perf measures it
+ * within @tol points (one tolerance for both: a gap an object has shows
+ * in its top function, often the object's code in no symbol).  TCG
+ * translates code the first time it runs and the guest's clock counts
+ * that time against whatever ran it, so a program's code is dearer in its
+ * first runs, less and less after: the command runs alone once first, and
+ * perf measures it
  * before and after profil does, its two runs summed.  (Measured on
  * Python's interpreter, profil's run first of two: 56.7% against 20.9%
  * with stale .pyc files, 39.7% against 24.1% without, 26.8% against 24.0%
