@@ -12,6 +12,9 @@
  *	twenty		twenty alone, 300 ms
  *	spawn PROG	a forked child execs "PROG twenty", waited for (the
  *			static build too)
+ *	forks N		N children that exit at once, one after the other;
+ *			"faults P C" on stdout: the page faults of this
+ *			process and of a child, a fork
  *	fork		fifty for 300 ms, then a forked child runs twenty
  *			for 300 ms while the parent waits
  *	dlopen		fifty 20%, then dl_work() of libcmd_dl.so, loaded
@@ -47,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -123,6 +127,37 @@ static int threads(void)
 			return 1;
 	for (i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
+	return 0;
+}
+
+/* Fork a child that exits; 0, or -1. */
+static int fork_one(void)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(0);
+	return pid > 0 && waitpid(pid, NULL, 0) == pid ? 0 : -1;
+}
+
+static int forks(int n)
+{
+	struct rusage self[2], children[2];
+	int i;
+
+	/* The first binds fork() and waitpid(), and faults their code in. */
+	if (n <= 0 || fork_one())
+		return 1;
+	getrusage(RUSAGE_SELF, &self[0]);
+	getrusage(RUSAGE_CHILDREN, &children[0]);
+	for (i = 0; i < n; i++)
+		if (fork_one())
+			return 1;
+	getrusage(RUSAGE_SELF, &self[1]);
+	getrusage(RUSAGE_CHILDREN, &children[1]);
+	printf("faults %.2f %.2f\n",
+	       (double)(self[1].ru_minflt - self[0].ru_minflt) / n,
+	       (double)(children[1].ru_minflt - children[0].ru_minflt) / n);
 	return 0;
 }
 
@@ -370,6 +405,8 @@ int main(int argc, char **argv)
 		twenty_alone();
 	else if (!strcmp(mode, "spawn") && argc > 2)
 		return spawn(argv[2]);
+	else if (!strcmp(mode, "forks") && argc > 2)
+		return forks(atoi(argv[2]));
 	else if (!strcmp(mode, "dlopen"))
 		return late_dlopen();
 	else if (!strcmp(mode, "jit"))
