@@ -216,10 +216,12 @@ tools: $(TOOLS)
 $(BUILD)/tools:
 	mkdir -p $@
 
-# The agent: libc only, nothing exported but the audit interface (la_*).
+# The agent: libc only, nothing exported but the audit interface (la_*);
+# every symbol bound at load (-z now), so that no forked child binds one
+# again, at the cost of page faults, in its copy.
 $(BUILD)/tools/profil-agent.so: tools/agent.c tools/profile-file.h uapi/linux/profil.h | $(BUILD)/tools
 	$(CC) $(TOOL_CFLAGS) -fPIC -fvisibility=hidden -shared $(LDFLAGS) \
-		-o $@ $< -pthread -Wl,-z,defs
+		-o $@ $< -pthread -Wl,-z,defs -Wl,-z,now
 
 # The 32-bit programs' stub (agent32.c): nothing but la_version().
 $(BUILD)/tools/profil-agent32.so: tools/agent32.c | $(BUILD)/tools

@@ -273,19 +273,27 @@ END {
 	      f(fe / 1000, 0) " us (" f(fel / 1000, 0) "–" f(feh / 1000, 0) ") without a session, " \
 	      f(fs / 1000, 0) " us (" f(fsl / 1000, 0) "–" f(fsh / 1000, 0) ") with one to inherit: " \
 	      f(ratio(fs, fe), 2) "x." > md
-	# A fork under profil(1) against the same fork alone (the issue: 1.2x).
-	for (i = 1; i <= n; i++) if (T[i] == "profilfork") C[i, "fork"] = kv(i, "ns/fork")
+	# A fork under profil(1) against the same fork alone (the issue: 1.2x):
+	# the forking process's CPU time (with its children's, exec), and the
+	# busy time of the whole machine, kernel threads included.
+	for (i = 1; i <= n; i++) if (T[i] == "profilfork") {
+		C[i, "fork"] = kv(i, "ns/fork"); C[i, "sys"] = kv(i, "sys/fork")
+	}
 	for (m = 1; m <= 2; m++) {
 		mode = m == 1 ? "fork" : "exec"
 		pa = cmed("profilfork", mode ":alone", 0, "fork")
 		pp = cmed("profilfork", mode ":profil", 0, "fork")
 		pc = cmed("profilfork", mode ":children", 0, "fork")
+		sa = cmed("profilfork", mode ":alone", 0, "sys")
+		sp = cmed("profilfork", mode ":profil", 0, "sys")
+		sc = cmed("profilfork", mode ":children", 0, "sys")
 		if (pa == "")
 			continue
 		print "" > md
-		print "fork" (mode == "exec" ? " + exec of /bin/true" : "") " + exit + wait under profil(1): " \
+		print "fork" (mode == "exec" ? " + exec of /bin/true" : "") " + exit + wait under profil(1), on one CPU: " \
 		      f(pp / 1000, 0) " us, " f(ratio(pp, pa), 2) "x of the same alone (" f(pa / 1000, 0) " us); with --children " \
-		      f(pc / 1000, 0) " us, " f(ratio(pc, pa), 2) "x (target: 1.2x)." > md
+		      f(pc / 1000, 0) " us, " f(ratio(pc, pa), 2) "x (target: 1.2x).  The whole machine's busy time: " \
+		      f(ratio(sp, sa), 2) "x, with --children " f(ratio(sc, sa), 2) "x." > md
 	}
 	for (i = 1; i <= n; i++) if (T[i] == "sessmem") {
 		SM[W[i], R[i], P[i], "slab"] = kv(i, "slab_kb")

@@ -10,6 +10,11 @@
  *	exec		a forked child execs "twenty" while the parent runs
  *			fifty for 300 ms
  *	twenty		twenty alone, 300 ms
+ *	spawn PROG	a forked child execs "PROG twenty", waited for (the
+ *			static build too)
+ *	forks N		N children that exit at once, one after the other;
+ *			"faults P C" on stdout: the page faults of this
+ *			process and of a child, a fork
  *	fork		fifty for 300 ms, then a forked child runs twenty
  *			for 300 ms while the parent waits
  *	dlopen		fifty 20%, then dl_work() of libcmd_dl.so, loaded
@@ -45,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -122,6 +128,52 @@ static int threads(void)
 	for (i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	return 0;
+}
+
+/* Fork a child that exits; 0, or -1. */
+static int fork_one(void)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(0);
+	return pid > 0 && waitpid(pid, NULL, 0) == pid ? 0 : -1;
+}
+
+static int forks(int n)
+{
+	struct rusage self[2], children[2];
+	int i;
+
+	/* The first binds fork() and waitpid(), and faults their code in. */
+	if (n <= 0 || fork_one())
+		return 1;
+	getrusage(RUSAGE_SELF, &self[0]);
+	getrusage(RUSAGE_CHILDREN, &children[0]);
+	for (i = 0; i < n; i++)
+		if (fork_one())
+			return 1;
+	getrusage(RUSAGE_SELF, &self[1]);
+	getrusage(RUSAGE_CHILDREN, &children[1]);
+	printf("faults %.2f %.2f\n",
+	       (double)(self[1].ru_minflt - self[0].ru_minflt) / n,
+	       (double)(children[1].ru_minflt - children[0].ru_minflt) / n);
+	return 0;
+}
+
+/* A forked child runs "@prog twenty"; its exit status. */
+static int spawn(const char *prog)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (!pid) {
+		execl(prog, prog, "twenty", (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 static int exec_child(void)
@@ -351,6 +403,10 @@ int main(int argc, char **argv)
 		return fork_after_work();
 	else if (!strcmp(mode, "twenty"))
 		twenty_alone();
+	else if (!strcmp(mode, "spawn") && argc > 2)
+		return spawn(argv[2]);
+	else if (!strcmp(mode, "forks") && argc > 2)
+		return forks(atoi(argv[2]));
 	else if (!strcmp(mode, "dlopen"))
 		return late_dlopen();
 	else if (!strcmp(mode, "jit"))

@@ -60,6 +60,7 @@ struct prow {
 	char object[256];
 	char source[128];
 	char bins[16];		/* "split": shares of coarse bins */
+	uint64_t start;		/* the function's address in its object, or 0 */
 };
 
 struct prof {
@@ -113,6 +114,7 @@ static int prof_load(const char *path, struct prof *p)
 		snprintf(w->object, sizeof(w->object), "%s", field(&s));
 		snprintf(w->source, sizeof(w->source), "%s", field(&s));
 		snprintf(w->bins, sizeof(w->bins), "%s", field(&s));
+		w->start = strtoull(field(&s), NULL, 16);
 		p->n++;
 	}
 	fclose(f);
@@ -397,6 +399,37 @@ TEST_F(cmd, children_left_alone_without_the_option)
 }
 
 /* C++ names as the source spells them; a comma in one, quoted in the CSV. */
+/*
+ * A fork under profil costs the program what it costs alone but for the
+ * child's turning the agent off: the parent not one page fault more (no
+ * lock of the agent's is held across it), a child that exits at once a
+ * few (the agent's page, the environment's, the handler's code).  The
+ * agent that took its lock across every fork and bound symbols in each
+ * child cost the parent 1 more and each child 8 to 9 (host: 3 and 27,
+ * against 2 and 18 alone).  Page faults are what a fork costs beyond its
+ * copy of the page tables, and they are counted, not timed.
+ */
+TEST_F(cmd, fork_costs_the_page_faults_it_costs_alone)
+{
+	char b[4096];
+	const char *argv[] = { b, "forks", "200", NULL };
+	double parent[2], child[2];
+
+	subject(b, sizeof(b), self->dir, "cmd_subject");
+	ASSERT_EQ(0, run_start(&self->r, b, (char *const *)argv, NULL));
+	ASSERT_EQ(0, run_finish(&self->r));
+	ASSERT_EQ(2, sscanf(self->r.stdout_text, "faults %lf %lf", &parent[0],
+			    &child[0]));
+	ASSERT_EQ(0, RUN(NULL, "cmd_subject", "forks", "200"))
+		TH_LOG("%s", self->r.stderr_text);
+	ASSERT_EQ(2, sscanf(self->r.stdout_text, "faults %lf %lf", &parent[1],
+			    &child[1]));
+	EXPECT_TRUE(parent[1] <= parent[0] + 0.5);
+	EXPECT_TRUE(child[1] <= child[0] + 5);
+	TH_LOG("page faults a fork, parent and child: alone %.2f %.2f, under profil %.2f %.2f",
+	       parent[0], child[0], parent[1], child[1]);
+}
+
 TEST_F(cmd, cxx_names_demangled)
 {
 	const struct prow *top;
@@ -1025,6 +1058,75 @@ TEST_F(cmd, static_program_found_through_an_empty_path_element)
 	EXPECT_NE(NULL, strstr(self->r.stderr_text, "statically linked"));
 }
 
+/*
+ * What is refused is what execvp() runs: a directory of the command's name
+ * earlier in PATH is passed over (execve() says EACCES), not taken for the
+ * program (profil used to, and ran the static program unprofiled).
+ */
+TEST_F(cmd, static_program_found_past_a_directory_of_its_name)
+{
+	char tmp[64], sub[128], env_path[4200];
+	char *env[] = { env_path, NULL };
+	const char *argv[] = { self->profil, "cmd_subject_static", "split", NULL };
+
+	snprintf(tmp, sizeof(tmp), "/tmp/profil_cmd.%d.path", getpid());
+	snprintf(sub, sizeof(sub), "%s/cmd_subject_static", tmp);
+	ASSERT_EQ(0, mkdir(tmp, 0755));
+	ASSERT_EQ(0, mkdir(sub, 0755));
+	snprintf(env_path, sizeof(env_path), "PATH=%s:%s", tmp, self->dir);
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)argv, env));
+	run_finish(&self->r);
+	rmdir(sub);
+	rmdir(tmp);
+	ASSERT_TRUE(WIFEXITED(self->r.status));
+	EXPECT_EQ(125, WEXITSTATUS(self->r.status)) TH_LOG("%s", self->r.stderr_text);
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "statically linked"));
+}
+
+/*
+ * A script is its interpreter's program, as execve() runs it: one whose
+ * interpreter is 32-bit is refused, naming both (profil used to run it,
+ * for no profile).
+ */
+TEST_F(cmd, script_of_a_thirty_two_bit_interpreter_refused)
+{
+	char script[64], b32[4096];
+	const char *argv[] = { self->profil, script, NULL };
+	FILE *f;
+
+	subject(b32, sizeof(b32), self->dir, "cmd_subject32");
+	snprintf(script, sizeof(script), "/tmp/profil_cmd.%d.sh", getpid());
+	f = fopen(script, "we");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "#!%s\n", b32);
+	ASSERT_EQ(0, fclose(f));
+	ASSERT_EQ(0, chmod(script, 0755));
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)argv, NULL));
+	run_finish(&self->r);
+	unlink(script);
+	ASSERT_TRUE(WIFEXITED(self->r.status));
+	EXPECT_EQ(125, WEXITSTATUS(self->r.status)) TH_LOG("%s", self->r.stderr_text);
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "which runs"));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "32-bit program"));
+	EXPECT_EQ(NULL, strstr(self->r.stdout_text, "32-bit ran"));
+}
+
+/*
+ * With --children a static command is not refused: what it executes is
+ * profiled (a static shell or make running dynamic programs).
+ */
+TEST_F(cmd, static_command_runs_with_children_its_descendants_profiled)
+{
+	const char *opts[] = { "--children", NULL };
+	char b[4096];
+
+	subject(b, sizeof(b), self->dir, "cmd_subject");
+	ASSERT_EQ(0, RUN(opts, "cmd_subject_static", "spawn", b))
+		TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	EXPECT_LT(200, samples_of(&self->p, "all", "twenty"));
+}
+
 TEST_F(cmd, bad_usage)
 {
 	const char *fmt[] = { "-f", "xml", NULL };
@@ -1172,10 +1274,36 @@ TEST_F(cmd, perf_record_agrees_on_the_top_function)
 /* --- programs nobody here wrote, against perf record ------------------ */
 
 #define REAL_TOL	3.0	/* points of % between profil and perf */
+#define REAL_TOP	5.0	/* a function with this share in either is a top one */
+#define REAL_SHOWN	1.0	/* and the log shows those with this share */
+#define REAL_MAX_FNS	8192
+
+/*
+ * A function of an object, as both tools know it: the object's stem
+ * ("liblzma" for liblzma.so.5 and liblzma.so.5.4.1) and the function's
+ * address in the object, as nm(1) gives it, or 0 for the code of the
+ * object that no symbol covers.  By address, not by name: the names of one
+ * function differ (perf says "write" where profil says "__write", aliases
+ * at one address).  What has symbols: Debian's objects are stripped to
+ * .dynsym, and both tools name a PC in one by the exported symbol whose
+ * bytes hold it (perf 6.1 stretches only a symbol of size 0 to the next,
+ * and libdwfl likewise), so a static function of a stripped object (most
+ * of liblzma's and gzip's, and libc's internal functions) is, for both,
+ * that object's code in no symbol, one entry of its own.  (With libc's
+ * debug file in the guest, libc6-dbg, both named every function of libc,
+ * and where the time of faulting in fresh memory lands moved from run to
+ * run by up to 12 points: sysmalloc 0.6% in perf's runs, 12.9% in
+ * profil's, __memset_avx2_unaligned_erms 12.1% against 6.2%, once.)
+ */
+struct share {
+	char stem[64];
+	uint64_t start;
+	char name[64];		/* as the tool that counted it names it */
+	double pct;
+};
 
 struct shares {
-	char stem[32][64];
-	double pct[32];
+	struct share *v;
 	int n;
 };
 
@@ -1189,20 +1317,27 @@ static void stem_of(const char *path, char *out, size_t len)
 		*strstr(out, ".so") = '\0';
 }
 
-static void shares_add(struct shares *s, const char *path, double v)
+/* @v samples of the function at @start of @path, named @name; -1 if full. */
+static int shares_add(struct shares *s, const char *path, uint64_t start,
+		      const char *name, double v)
 {
 	char stem[64];
 	int i;
 
 	stem_of(path, stem, sizeof(stem));
-	for (i = 0; i < s->n && strcmp(s->stem[i], stem); i++)
-		;
+	for (i = 0; i < s->n; i++)
+		if (s->v[i].start == start && !strcmp(s->v[i].stem, stem))
+			break;
 	if (i == s->n) {
-		if (s->n == 32)
-			return;
-		snprintf(s->stem[s->n++], sizeof(s->stem[0]), "%s", stem);
+		if (s->n == REAL_MAX_FNS)
+			return -1;
+		snprintf(s->v[i].stem, sizeof(s->v[i].stem), "%s", stem);
+		snprintf(s->v[i].name, sizeof(s->v[i].name), "%s", name);
+		s->v[i].start = start;
+		s->n++;
 	}
-	s->pct[i] += v;
+	s->v[i].pct += v;
+	return 0;
 }
 
 static void shares_norm(struct shares *s)
@@ -1211,18 +1346,35 @@ static void shares_norm(struct shares *s)
 	int i;
 
 	for (i = 0; i < s->n; i++)
-		all += s->pct[i];
+		all += s->v[i].pct;
 	for (i = 0; i < s->n && all > 0; i++)
-		s->pct[i] = 100.0 * s->pct[i] / all;
+		s->v[i].pct = 100.0 * s->v[i].pct / all;
 }
 
+/* The share of the object @stem, all its functions. */
 static double share_of(const struct shares *s, const char *stem)
 {
+	double pct = 0;
 	int i;
 
 	for (i = 0; i < s->n; i++)
-		if (!strcmp(s->stem[i], stem))
-			return s->pct[i];
+		if (!strcmp(s->v[i].stem, stem))
+			pct += s->v[i].pct;
+	return pct;
+}
+
+/* The share of the function at @start of @stem, its name there or NULL. */
+static double fn_share_of(const struct shares *s, const char *stem,
+			  uint64_t start, const char **name)
+{
+	int i;
+
+	*name = NULL;
+	for (i = 0; i < s->n; i++)
+		if (s->v[i].start == start && !strcmp(s->v[i].stem, stem)) {
+			*name = s->v[i].name;
+			return s->v[i].pct;
+		}
 	return 0;
 }
 
@@ -1257,6 +1409,89 @@ static int make_text(const char *path, size_t n)
 	return f && !fclose(f) ? 0 : -1;
 }
 
+/* An object's loadable segments: where each is in the file and in memory. */
+struct loads {
+	char path[256];
+	struct { uint64_t off, size, vaddr; } seg[8];
+	int n;
+};
+
+static void loads_read(struct loads *l, const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int i, fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	snprintf(l->path, sizeof(l->path), "%s", path);
+	l->n = 0;
+	if (fd < 0)
+		return;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64)
+		for (i = 0; i < eh.e_phnum && l->n < 8; i++)
+			if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) ==
+			    sizeof(ph) && ph.p_type == PT_LOAD) {
+				l->seg[l->n].off = ph.p_offset;
+				l->seg[l->n].size = ph.p_filesz;
+				l->seg[l->n++].vaddr = ph.p_vaddr;
+			}
+	close(fd);
+}
+
+/*
+ * perf script prints a user frame's address as an offset into the file it
+ * is mapped from; profil (and nm) give its address in the object.  @off of
+ * @path as an address, by the object's PT_LOAD headers (they differ in
+ * Debian's python3.11, a program linked at 0x400000).
+ */
+static uint64_t file_to_addr(const char *path, uint64_t off)
+{
+	static struct loads cache[32];
+	static int used;
+	struct loads *l;
+	int i;
+
+	for (i = 0; i < used && strcmp(cache[i].path, path); i++)
+		;
+	if (i == 32)
+		i = 0;			/* full: the first one goes */
+	l = &cache[i];
+	if (i == used)
+		used++;
+	if (strcmp(l->path, path))
+		loads_read(l, path);
+	for (i = 0; i < l->n; i++)
+		if (off - l->seg[i].off < l->seg[i].size)
+			return off - l->seg[i].off + l->seg[i].vaddr;
+	return off;
+}
+
+/*
+ * One user frame of perf script -F ip,sym,symoff,dso: "ADDR SYM+0xOFF
+ * (DSO)", or "ADDR [unknown] (DSO)"; the function's address in @start
+ * (0: unknown), as a file offset.  0 when it is not such a line.
+ */
+static int perf_frame(char *line, uint64_t *start, char **sym, char **dso)
+{
+	char *p, *end;
+	uint64_t ip;
+
+	ip = strtoull(line, &p, 16);
+	if (p == line || !(end = strrchr(p, ')')) || !(*dso = strrchr(p, '(')))
+		return 0;
+	*end = '\0';
+	(*dso)[-1] = '\0';
+	*dso += 1;
+	*sym = p + strspn(p, " \t");
+	*start = 0;
+	p = strstr(*sym, "+0x");
+	if (strcmp(*sym, "[unknown]") && p) {
+		*p = '\0';
+		*start = ip - strtoull(p + 3, NULL, 16);
+	}
+	return 1;
+}
+
 /*
  * perf record's samples of sh -c @cmd into @pe, each charged where profil
  * charges it: a sample in the kernel to the user PC it entered from, the
@@ -1265,14 +1500,16 @@ static int make_text(const char *path, size_t n)
 static void perf_shares(struct __test_metadata *_metadata, const char *perf,
 			const char *sh, const char *cmd, struct shares *pe)
 {
-	char data[64], pipe_cmd[16384], line[512], dso[256];
-	int charged = 0;
+	char data[64], pipe_cmd[16384], line[1024], *sym, *dso;
+	int charged = 0, full = 0;
+	uint64_t start;
 	FILE *f;
 
 	snprintf(data, sizeof(data), "/tmp/perf.%d.data", getpid());
 	snprintf(pipe_cmd, sizeof(pipe_cmd),
 		 "%s record -q -N -e cpu-clock -g -F 1000 -o %s -- %s -c '%s' > /dev/null 2>&1 && "
-		 "%s script -i %s -F ip,dso 2> /dev/null", perf, data, sh, cmd, perf, data);
+		 "%s script -i %s -F ip,sym,symoff,dso --no-demangle 2> /dev/null",
+		 perf, data, sh, cmd, perf, data);
 	f = popen(pipe_cmd, "r");
 	ASSERT_NE(NULL, f);
 	while (fgets(line, sizeof(line), f)) {
@@ -1280,24 +1517,67 @@ static void perf_shares(struct __test_metadata *_metadata, const char *perf,
 			charged = 0;		/* the next sample */
 			continue;
 		}
-		if (charged || sscanf(line, " %*x (%255[^)])", dso) != 1 ||
+		if (charged || !perf_frame(line, &start, &sym, &dso) ||
 		    !strcmp(dso, "[kernel.kallsyms]"))
 			continue;
 		charged = 1;
 		if (real_object(dso))
-			shares_add(pe, dso, 1);
+			full |= shares_add(pe, dso, start ? file_to_addr(dso, start) : 0,
+					   sym, 1);
 	}
 	pclose(f);
 	unlink(data);
+	EXPECT_EQ(0, full) TH_LOG("more than %d functions", REAL_MAX_FNS);
+}
+
+/*
+ * Each function with REAL_TOP % or more in either: the same share in
+ * both, within @tol; perf's functions, then those only profil has.  The
+ * log shows those down to REAL_SHOWN %.
+ */
+static void functions_agree(struct __test_metadata *_metadata,
+			    const struct shares *pe, const struct shares *pr,
+			    double tol)
+{
+	const struct shares *two[2] = { pe, pr };
+	const char *name, *names[2];
+	const struct share *w;
+	double pct, pcts[2];
+	int i, k, top = 0;
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < two[k]->n; i++) {
+			w = &two[k]->v[i];
+			pct = fn_share_of(two[!k], w->stem, w->start, &name);
+			if ((k && name) || (w->pct < REAL_SHOWN && pct < REAL_SHOWN))
+				continue;
+			pcts[k] = w->pct;
+			names[k] = w->name;
+			pcts[!k] = pct;
+			names[!k] = name ?: "-";
+			if (w->pct >= REAL_TOP || pct >= REAL_TOP) {
+				top++;
+				EXPECT_NEAR(pcts[0], pcts[1], tol);
+			}
+			TH_LOG("%s %#llx%s: perf %.1f%% as %s, profil %.1f%% as %s%s",
+			       w->stem, (unsigned long long)w->start,
+			       w->start ? "" : " (in no symbol)",
+			       pcts[0], names[0], pcts[1], names[1],
+			       w->pct >= REAL_TOP || pct >= REAL_TOP ? "" : " (not checked)");
+		}
+	EXPECT_LT(0, top);
 }
 
 /*
  * sh -c @cmd under profil --children and under perf record (cpu-clock,
  * which follows children too), as root: each object's share of the samples
- * in objects both can name, within @tol points.  TCG translates code the
- * first time it runs and the guest's clock counts that time against
- * whatever ran it, so a program's code is dearer in its first runs, less
- * and less after: the command runs alone once first, and perf measures it
+ * in objects both can name, and each top function's share (REAL_TOP),
+ * within @tol points (one tolerance for both: a gap an object has shows
+ * in its top function, often the object's code in no symbol).  TCG
+ * translates code the first time it runs and the guest's clock counts
+ * that time against whatever ran it, so a program's code is dearer in its
+ * first runs, less and less after: the command runs alone once first, and
+ * perf measures it
  * before and after profil does, its two runs summed.  (Measured on
  * Python's interpreter, profil's run first of two: 56.7% against 20.9%
  * with stale .pyc files, 39.7% against 24.1% without, 26.8% against 24.0%
@@ -1314,11 +1594,15 @@ static void real_agrees(struct __test_metadata *_metadata,
 	const char *argv[] = { self->profil, "--children", "-f", "csv", "-o",
 			       self->csv, "--", sh, "-c", cmd, NULL };
 	const char *warm[] = { sh, "-c", cmd, NULL };
-	struct shares pr = { 0 }, pe = { 0 };
-	int i;
+	struct shares pr = { calloc(REAL_MAX_FNS, sizeof(*pr.v)) };
+	struct shares pe = { calloc(REAL_MAX_FNS, sizeof(*pe.v)) };
+	const struct shares *two[2] = { &pe, &pr };
+	const struct prow *w;
+	int i, j, k;
 
 	if (geteuid())
 		SKIP(return, "perf_event_paranoid keeps perf from users");
+	ASSERT_TRUE(pr.v && pe.v);
 	subject(perf, sizeof(perf), self->dir, "perf");
 	ASSERT_EQ(0, access(perf, X_OK)) TH_LOG("no perf in the guest");
 	subject(sh, sizeof(sh), self->dir, "dash");	/* Debian's sh */
@@ -1329,25 +1613,33 @@ static void real_agrees(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.stderr_text);
 	perf_shares(_metadata, perf, sh, cmd, &pe);
 	LOAD();
-	for (i = 0; i < self->p.n; i++)
-		if (!strcmp(self->p.rows[i].proc, "all") &&
-		    real_object(self->p.rows[i].object))
-			shares_add(&pr, self->p.rows[i].object, self->p.rows[i].samples);
+	for (i = 0; i < self->p.n; i++) {
+		w = &self->p.rows[i];
+		if (!strcmp(w->proc, "all") && real_object(w->object))
+			ASSERT_EQ(0, shares_add(&pr, w->object, w->start,
+						w->function, w->samples));
+	}
 	shares_norm(&pr);
 	shares_norm(&pe);
 	ASSERT_LT(0, pe.n) TH_LOG("perf named no object");
 	if (debug_kernel())
 		tol += 2;
-	for (i = 0; i < pe.n; i++) {
-		EXPECT_NEAR(pe.pct[i], share_of(&pr, pe.stem[i]), tol);
-		TH_LOG("%s: perf %.1f%%, profil %.1f%%", pe.stem[i], pe.pct[i],
-		       share_of(&pr, pe.stem[i]));
-	}
-	/* Braces: the handler after an EXPECT_*() is a statement of its own. */
-	for (i = 0; i < pr.n; i++) {
-		EXPECT_NEAR(share_of(&pe, pr.stem[i]), pr.pct[i], tol)
-			TH_LOG("%s: profil %.1f%%", pr.stem[i], pr.pct[i]);
-	}
+	/* Each object once, as either tool has it. */
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < two[k]->n; i++) {
+			const char *stem = two[k]->v[i].stem;
+
+			for (j = 0; j < i && strcmp(two[k]->v[j].stem, stem); j++)
+				;
+			if (j < i || (k && share_of(&pe, stem) > 0))
+				continue;
+			EXPECT_NEAR(share_of(&pe, stem), share_of(&pr, stem), tol);
+			TH_LOG("%s: perf %.1f%%, profil %.1f%%", stem,
+			       share_of(&pe, stem), share_of(&pr, stem));
+		}
+	functions_agree(_metadata, &pe, &pr, tol);
+	free(pr.v);
+	free(pe.v);
 }
 
 /*
@@ -1404,7 +1696,11 @@ TEST_F_TIMEOUT(cmd, real_pipeline_gzip_into_xz_agrees_with_perf_by_object, 180)
  * Debian's Python 3 running a program whose time goes to C extension
  * modules it imports (lib-dynload's _json, _decimal with libmpdec,
  * _hashlib with libcrypto, _lzma with liblzma, _bz2 with libbz2) and to
- * the interpreter: each object's share as perf's.
+ * the interpreter: each object's share as perf's.  The loop of Python's
+ * own arithmetic puts functions the interpreter exports among the top
+ * ones (_PyEval_EvalFrameDefault, PyLong_FromLong: about 11% and 5% on
+ * the host), in a program linked at 0x400000, where the file offsets perf
+ * gives are not the addresses.
  */
 #define REAL_PY								\
 	"import bz2, decimal, hashlib, json, lzma, sys\n"		\
@@ -1418,7 +1714,10 @@ TEST_F_TIMEOUT(cmd, real_pipeline_gzip_into_xz_agrees_with_perf_by_object, 180)
 	"    json.loads(blob)\n"					\
 	"    hashlib.sha256(blob * 8).digest()\n"			\
 	"    lzma.compress(blob, preset=1)\n"				\
-	"    bz2.compress(blob, 1)\n"
+	"    bz2.compress(blob, 1)\n"					\
+	"    n = 0\n"							\
+	"    for i in range(20000):\n"					\
+	"        n = (n + i * i) % 1000003\n"
 
 TEST_F_TIMEOUT(cmd, real_program_python_with_c_extensions_agrees_with_perf_by_object, 180)
 {

@@ -3,9 +3,12 @@
  * profil(1)'s gmon.out writer (tools/report.c, report_gmon()) on profile
  * files made here, on the host: the bins of arms of different bin sizes
  * merged at the coarsest, and a histogram past 16 bits scaled with its
- * rate so that gprof still shows the seconds it stands for.
+ * rate so that gprof still shows the seconds it stands for.  And its CSV
+ * (report_print()) on this host's libc: each row's function named with
+ * its address in the object, wherever the object was loaded.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +23,13 @@
 #define TEXT_BYTES	4096
 #define MAIN_PID	42
 
-/* A profile file of one region: the program's text in bins of 1 << shift. */
-static struct profile_file_hdr *make_file(const char *exe, unsigned int shift,
-					  unsigned int rate)
+/*
+ * A profile file of one region, @exe's text at @start in bins of 1 <<
+ * @shift, @kind (PROFILE_REGION_EXE: at @bias 0).
+ */
+static struct profile_file_hdr *make_region(const char *exe, uint32_t kind,
+					    uint64_t start, uint64_t bias,
+					    unsigned int shift, unsigned int rate)
 {
 	size_t nr_bins = TEXT_BYTES >> shift, names = strlen(exe) + 2;
 	size_t bins_off = sizeof(struct profile_file_hdr) +
@@ -41,15 +48,22 @@ static struct profile_file_hdr *make_file(const char *exe, unsigned int shift,
 	h->names_size = names;
 	strcpy((char *)h + h->names_off + 1, exe);
 	h->size = size;
-	fr->start = TEXT_START;
-	fr->end = TEXT_START + TEXT_BYTES;
-	fr->bias = 0;
+	fr->start = start;
+	fr->end = start + TEXT_BYTES;
+	fr->bias = bias;
 	fr->bins_off = (bins_off + 3) & ~3UL;
 	fr->nr_bins = nr_bins;
 	fr->shift = shift;
 	fr->name_off = 1;
-	fr->kind = PROFILE_REGION_EXE;
+	fr->kind = kind;
 	return h;
+}
+
+/* The program's text at TEXT_START in bins of 1 << @shift. */
+static struct profile_file_hdr *make_file(const char *exe, unsigned int shift,
+					  unsigned int rate)
+{
+	return make_region(exe, PROFILE_REGION_EXE, TEXT_START, 0, shift, rate);
 }
 
 static uint32_t *bins_of(struct profile_file_hdr *h)
@@ -192,6 +206,93 @@ TEST(other_programs_and_processes_left_out)
 	EXPECT_EQ(11, g.bins[1]);
 	free(f[0]);
 	free(f[1]);
+}
+
+/* One row of report_print()'s CSV: the function, its object and address. */
+struct csv_row {
+	char function[128], object[256], bins[16];
+	unsigned long long samples, start;
+};
+
+/* report_print() as CSV over @f, its rows in @rows (up to @max); how many. */
+static int run_csv(struct profile_file_hdr *f, struct csv_row *rows, int max)
+{
+	struct pfile pf = { .pid = MAIN_PID, .h = f, .size = f->size };
+	struct report r = { .format = FORMAT_CSV, .main_pid = MAIN_PID,
+			    .rate = 1000, .command = "prog", .files = &pf,
+			    .nr_files = 1 };
+	char line[1024];
+	int n = 0;
+
+	r.out = tmpfile();
+	if (!r.out || report_print(&r))
+		return -1;
+	rewind(r.out);
+	while (n < max && fgets(line, sizeof(line), r.out)) {
+		struct csv_row *w = &rows[n];
+
+		/* all,SAMPLES,PCT,SELF,FUNCTION,OBJECT,SOURCE,BINS,ADDRESS */
+		if (strncmp(line, "all,", 4))
+			continue;
+		w->bins[0] = '\0';
+		if (sscanf(line, "all,%llu,%*f,%*f,%127[^,],%255[^,],,%15[^,],%llx",
+			   &w->samples, w->function, w->object, w->bins,
+			   &w->start) == 5 ||
+		    sscanf(line, "all,%llu,%*f,%*f,%127[^,],%255[^,],,,%llx",
+			   &w->samples, w->function, w->object, &w->start) == 4)
+			n++;
+	}
+	fclose(r.out);
+	return n;
+}
+
+/*
+ * libc's text put at an address this process does not have it at: the
+ * CSV names the function of a 4-byte bin with its address in libc, as nm
+ * gives it, and every function a 256-byte bin is shared among with its
+ * own (what this process finds by the name, less where libc is here).
+ */
+TEST(csv_gives_each_function_s_address_in_its_object)
+{
+	const uint64_t bias = 0x500000000000ULL;
+	struct csv_row rows[64];
+	struct profile_file_hdr *f;
+	uint64_t base, at;
+	void *fn = dlsym(RTLD_DEFAULT, "read");
+	Dl_info info;
+	int i, n, named = 0;
+
+	ASSERT_NE(NULL, fn);
+	ASSERT_NE(0, dladdr(fn, &info));
+	base = (uintptr_t)info.dli_fbase;
+	at = ((uintptr_t)fn - base) & ~255ULL;	/* read's, 256-aligned */
+
+	f = make_region(info.dli_fname, PROFILE_REGION_LIB, bias + at, bias, 2, 1000);
+	bins_of(f)[(((uintptr_t)fn - base) - at + 8) >> 2] = 10;	/* read + 8 */
+	n = run_csv(f, rows, 64);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(10, rows[0].samples);
+	EXPECT_EQ((uintptr_t)dlsym(RTLD_DEFAULT, rows[0].function) - base,
+		  rows[0].start) TH_LOG("%s at %#llx", rows[0].function, rows[0].start);
+	EXPECT_EQ((uintptr_t)fn - base, rows[0].start);
+	free(f);
+
+	f = make_region(info.dli_fname, PROFILE_REGION_LIB, bias + at, bias, 8, 1000);
+	for (i = 0; i < TEXT_BYTES >> 8; i++)
+		bins_of(f)[i] = 1000;
+	n = run_csv(f, rows, 64);
+	ASSERT_LT(1, n);
+	for (i = 0; i < n; i++) {
+		fn = dlsym(RTLD_DEFAULT, rows[i].function);
+		EXPECT_STREQ("split", rows[i].bins);
+		if (!fn || strcmp(rows[i].object, info.dli_fname))
+			continue;	/* a name not exported, or [unknown] */
+		named++;
+		EXPECT_EQ((uintptr_t)fn - base, rows[i].start)
+			TH_LOG("%s at %#llx", rows[i].function, rows[i].start);
+	}
+	EXPECT_LT(1, named);
+	free(f);
 }
 
 TEST_HARNESS_MAIN

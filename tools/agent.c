@@ -103,7 +103,17 @@ struct agent_layout {
 
 static struct {
 	/*
-	 * Taken to arm (la_activity()), at exit, and across
+	 * What a fork touches comes first, on one page: a child that is not
+	 * profiled writes it, and nothing else of the agent's
+	 * (agent_child_left()).
+	 */
+	int left;			/* a child left alone: the agent is off */
+	void *image;			/* the armed image, or NULL */
+	char ***environ;		/* the program's libc's environ */
+	char *audit_was;		/* "LD_AUDIT=" what it was, or NULL */
+	int inherit;
+	/*
+	 * Taken to arm (la_activity()), at exit, and with --children across
 	 * fork() (pthread_atfork()), so that a child never copies an image
 	 * half made; everything below is under it.
 	 */
@@ -111,7 +121,6 @@ static struct {
 	char dir[PATH_MAX];
 	char exe[PATH_MAX];
 	unsigned int rate;
-	int inherit;
 	/*
 	 * The objects the linker reported, in its order; whether they changed
 	 * since the last arm, and whether that was more than objects added
@@ -126,14 +135,11 @@ static struct {
 	unsigned int nr_segs;
 	struct profil_region regions[PROFIL_MAX_REGIONS];
 	struct agent_layout layout;	/* of image */
-	void *image;			/* the armed image, or NULL */
 	unsigned int arms;
 	int ending;			/* the program is exiting */
 	int whole;			/* armed over every object once */
 	uint64_t armed_seen;		/* profil_stats.armed after our arm */
-	char ***environ;		/* the program's libc's environ */
 	const char *interp;		/* the dynamic linker's name */
-	char *audit_was;		/* "LD_AUDIT=" what it was, or NULL */
 	uint64_t cpu_start_ns;		/* process CPU time at the first arm */
 } agent = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -787,6 +793,14 @@ static void agent_parent(void)
 	pthread_mutex_unlock(&agent.lock);
 }
 
+/* Whether @s starts with @prefix, without a call into libc (after a fork). */
+static inline int agent_starts(const char *s, const char *prefix)
+{
+	while (*prefix && *s == *prefix)
+		s++, prefix++;
+	return !*prefix;
+}
+
 /*
  * A child profil(1) did not ask for gets the environment the program was
  * given, without LD_AUDIT's agent and PROFIL_AGENT_*, so that it and what
@@ -797,9 +811,9 @@ static void agent_scrub_env(void)
 	char **env = agent.environ ? *agent.environ : NULL, **w = env;
 
 	for (; env && *env; env++) {
-		if (!strncmp(*env, "PROFIL_AGENT_", 13))
+		if (agent_starts(*env, "PROFIL_AGENT_"))
 			continue;
-		if (!strncmp(*env, "LD_AUDIT=", 9)) {
+		if (agent_starts(*env, "LD_AUDIT=")) {
 			if (agent.audit_was)
 				*w++ = agent.audit_was;
 			continue;
@@ -811,18 +825,31 @@ static void agent_scrub_env(void)
 }
 
 /*
- * A forked child that is profiled counts into its own bins, zeroed pages
+ * Without --children a fork costs the program nothing more than the
+ * child's handler: no lock is taken across it (the image is not the
+ * child's, MADV_DONTFORK), and the child, which has no image, loses the
+ * agent's environment and turns the agent off: the la_*() calls and the
+ * destructor return at once, whatever state another thread left the
+ * agent in.  It writes one page of the agent's and the environment's,
+ * and calls nothing (a call into this namespace's libc would fault its
+ * pages in, in every child).
+ */
+static void agent_child_left(void)
+{
+	agent.left = 1;
+	agent.image = NULL;
+	agent_scrub_env();
+}
+
+/*
+ * With --children a forked child counts into its own bins, zeroed pages
  * (agent_fork_advice()), under its pid, once its control word says so.
- * One that is not has no image and loses the agent's environment.
  */
 static void agent_child(void)
 {
 	struct profile_file_hdr *h = agent.image;
 
-	if (!agent.inherit) {
-		agent.image = NULL;
-		agent_scrub_env();
-	} else if (h) {
+	if (h) {
 		h->pid = getpid();
 		h->flags = 0;
 		h->cpu_start_ns = agent.cpu_start_ns = agent_cpu_ns();
@@ -885,8 +912,10 @@ AGENT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid,
 				  uintptr_t *cookie)
 {
 	(void)lmid;
-	pthread_mutex_lock(&agent.lock);
 	*cookie = (uintptr_t)map;
+	if (agent.left)
+		return 0;
+	pthread_mutex_lock(&agent.lock);
 	if (agent.nr_objs < AGENT_MAX_OBJS) {
 		agent.objs[agent.nr_objs].path = agent_abs_path(map->l_name);
 		agent.objs[agent.nr_objs++].map = map;
@@ -902,6 +931,8 @@ AGENT_API unsigned int la_objclose(uintptr_t *cookie)
 {
 	unsigned int i;
 
+	if (agent.left)
+		return 0;
 	pthread_mutex_lock(&agent.lock);
 	for (i = 0; i < agent.nr_objs; i++) {
 		if ((uintptr_t)agent.objs[i].map != *cookie)
@@ -970,7 +1001,7 @@ AGENT_API void la_activity(uintptr_t *cookie, unsigned int flag)
 	int ret = -ENOSPC;
 
 	(void)cookie;
-	if (flag != LA_ACT_CONSISTENT)
+	if (flag != LA_ACT_CONSISTENT || agent.left)
 		return;
 	pthread_mutex_lock(&agent.lock);
 	if (agent.changed && (!agent.arms || agent.image) && !agent.ending) {
@@ -1022,8 +1053,10 @@ AGENT_API void la_preinit(uintptr_t *cookie)
 	(void)cookie;
 	reg = libc ? (int (*)(void (*)(void), void (*)(void), void (*)(void),
 			      void *))dlsym(libc, "__register_atfork") : NULL;
-	if (reg)
+	if (reg && agent.inherit)
 		reg(agent_prepare, agent_parent, agent_child, NULL);
+	else if (reg)
+		reg(NULL, NULL, agent_child_left, NULL);
 	agent.environ = libc ? dlsym(libc, "environ") : NULL;
 	if (libc)
 		dlclose(libc);
@@ -1037,6 +1070,8 @@ __attribute__((destructor)) static void agent_end(void)
 	struct profile_file_hdr *h;
 	int fd;
 
+	if (agent.left)
+		return;
 	pthread_mutex_lock(&agent.lock);
 	agent.ending = 1;
 	h = agent.image;

@@ -9,7 +9,10 @@
  * module (LD_AUDIT; tools/agent.c), its
  * stdio and environment otherwise untouched, waits for it, then reads the
  * files the kernel wrote for its agent's arms from a private directory and
- * prints where the CPU time went (report.c).  The command's exit status
+ * prints where the CPU time went (report.c).  What program the command
+ * is, execvp() says first, to a child killed before that program runs
+ * (probe_exec()): a static or 32-bit one, of which nothing could be
+ * profiled, is refused.  The command's exit status
  * is profil's, or 1 when the command exited 0 and no report could be
  * written; a command killed by signal N kills profil with N once the
  * report is out (as timeout --preserve-status does).
@@ -33,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -166,27 +170,73 @@ static void check_module(struct opts *o)
 		fail("rate %u Hz is above the module's max_rate, %u Hz", o->rate, max);
 }
 
-/* The file execvp() would run for @cmd, in @path (PATH_MAX); 0 if none. */
-static int resolve(const char *cmd, char path[PATH_MAX])
+/* In a probe: what execvp() failed with, or a probe refused, for profil. */
+static void __attribute__((noreturn)) probe_fail(int fd, int err)
 {
-	const char *dirs = getenv("PATH") ?: "/usr/local/bin:/usr/bin:/bin";
-	const char *p, *e;
+	if (write(fd, &err, sizeof(err)) < 0)
+		err = 0;
+	_exit(127);
+}
 
-	if (strchr(cmd, '/'))
-		return realpath(cmd, path) != NULL;
-	for (p = dirs; *p; p = *e ? e + 1 : e) {
-		char cand[PATH_MAX];
-		int len;
+/*
+ * What the kernel runs for @argv when execvp() is given it, in @path
+ * (PATH_MAX): a child of profil calls execvp() itself, traced, and stops
+ * where that exec ends, before the first instruction of what it runs
+ * (PTRACE_EVENT_EXEC), to be killed there once /proc/PID/exe said what
+ * it is.  So the search is glibc's own: empty PATH elements, the default
+ * path, a directory or an unexecutable file of the name passed over, a
+ * script's interpreter, and /bin/sh for an executable file execve()
+ * refuses with ENOEXEC.  Nothing of the program runs, and the command
+ * itself is never traced (a set-user-ID program keeps its privileges).
+ * 0 when found; the errno execvp() failed with; -1 without an answer
+ * (ptrace refused: Yama's ptrace_scope, or profil itself traced).
+ */
+static int probe_exec(char **argv, char path[PATH_MAX])
+{
+	int p[2], st, err = -1, traced = 0;
+	char proc[32];
+	ssize_t n;
+	pid_t pid;
 
-		e = strchrnul(p, ':');
-		len = e - p;
-		/* An empty element is the current directory, as for execvp(). */
-		snprintf(cand, sizeof(cand), "%.*s/%s", len ? len : 1,
-			 len ? p : ".", cmd);
-		if (!access(cand, X_OK) && realpath(cand, path))
-			return 1;
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
 	}
-	return 0;
+	if (!pid) {
+		close(p[0]);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) || raise(SIGSTOP))
+			probe_fail(p[1], -1);
+		execvp(argv[0], argv);
+		probe_fail(p[1], errno);
+	}
+	close(p[1]);
+	while (waitpid(pid, &st, 0) == pid && WIFSTOPPED(st)) {
+		if (!traced && WSTOPSIG(st) == SIGSTOP &&
+		    !ptrace(PTRACE_SETOPTIONS, pid, NULL,
+			    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL) &&
+		    !ptrace(PTRACE_CONT, pid, NULL, NULL)) {
+			traced = 1;
+			continue;
+		}
+		if (traced && st >> 8 == (SIGTRAP | PTRACE_EVENT_EXEC << 8)) {
+			snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)pid);
+			n = readlink(proc, path, PATH_MAX - 1);
+			path[n > 0 ? n : 0] = '\0';
+			err = n > 0 ? 0 : -1;
+		}
+		/* Stopped: it dies here, and the next wait reaps it. */
+		kill(pid, SIGKILL);
+	}
+	/* Its exec failed, or it could not be traced: what it said. */
+	if (read(p[0], &st, sizeof(st)) == sizeof(st))
+		err = st;
+	close(p[0]);
+	return err;
 }
 
 /* What kind of ELF program @path is, for the agent: ELFCLASS32, static. */
@@ -219,6 +269,43 @@ static enum exe_kind exe_kind(const char *path)
 	if (class32)
 		return EXE_32BIT;
 	return interp ? EXE_DYNAMIC : EXE_STATIC;
+}
+
+/*
+ * Before anything is made: the program the command runs (in @exe, or ""),
+ * the command not run when execvp() fails for it, as the child would, and
+ * refused when profil could profile nothing of it (with --children its
+ * descendants may be profiled).  A script is the program of its
+ * interpreter.
+ */
+static void refuse(const struct opts *o, char exe[PATH_MAX])
+{
+	const char *cmd = o->argv[0], *name, *base;
+	int err = probe_exec(o->argv, exe);
+	enum exe_kind kind;
+	char who[2 * PATH_MAX + 32];
+
+	if (err > 0) {
+		fprintf(stderr, "profil: %s: %s\n", cmd, strerror(err));
+		exit(err == ENOENT ? 127 : 126);
+	}
+	if (err)
+		exe[0] = '\0';
+	kind = err ? EXE_OTHER : exe_kind(exe);
+	if (o->children || (kind != EXE_STATIC && kind != EXE_32BIT))
+		return;
+	/* A script, or a link of another name: what runs, and for what. */
+	name = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	base = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
+	if (strcmp(name, base))
+		snprintf(who, sizeof(who), "%s, which runs %s,", exe, cmd);
+	else
+		snprintf(who, sizeof(who), "%s", cmd);
+	if (kind == EXE_STATIC)
+		fail("%s is statically linked: the agent cannot be preloaded into it; link it dynamically, or with -lprofil and its own profil() or -pg",
+		     who);
+	fail("%s is a 32-bit program: profil.ko samples 64-bit processes only (32-bit descendants run unprofiled)",
+	     who);
 }
 
 /* The agent: $PROFIL_AGENT, next to this program, or where it installs. */
@@ -606,19 +693,12 @@ int main(int argc, char **argv)
 	struct report r = { 0 };
 	const char *tmp = getenv("TMPDIR") ?: "/tmp";
 	int status, killed_by = 0;
-	enum exe_kind kind;
 
 	exe[0] = '\0';
 	parse_opts(&o, argc, argv);
 	check_module(&o);
 	find_agent(agent, sizeof(agent));
-	kind = resolve(o.argv[0], exe) ? exe_kind(exe) : EXE_OTHER;
-	if (kind == EXE_STATIC)
-		fail("%s is statically linked: the agent cannot be preloaded into it; link it dynamically, or with -lprofil and its own profil() or -pg",
-		     o.argv[0]);
-	if (kind == EXE_32BIT)
-		fail("%s is a 32-bit program: profil.ko samples 64-bit processes only (32-bit descendants run unprofiled)",
-		     o.argv[0]);
+	refuse(&o, exe);
 	snprintf(dir, sizeof(dir), "%s/profil.XXXXXX", tmp);
 	if (!mkdtemp(dir))
 		fail("%s: %s", dir, strerror(errno));

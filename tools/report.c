@@ -25,6 +25,7 @@ struct row {
 	pid_t pid;		/* 0: every process */
 	const char *object;	/* path, or "[vdso]", "[unknown]" */
 	const char *function;
+	uint64_t start;		/* the function's address in its object, or 0 */
 	const char *source;	/* "file:line", or "" */
 	double samples;		/* a share of a coarse bin is a fraction */
 	int split;		/* some of them shares of coarse bins */
@@ -308,9 +309,13 @@ static const char *demangle(const char *name)
 	return s;
 }
 
-/* The function at @pc, and with @src its "file:line" in @line. */
-static const char *sym_name(Dwfl *d, uint64_t pc, int src, char *line,
-			    size_t len)
+/*
+ * The function at @pc, its address in its object (as nm(1) gives it: @pc
+ * less the object's @bias) in @start, and with @src its "file:line" in
+ * @line.
+ */
+static const char *sym_name(Dwfl *d, uint64_t pc, uint64_t bias,
+			    uint64_t *start, int src, char *line, size_t len)
 {
 	Dwfl_Module *m = d ? dwfl_addrmodule(d, pc) : NULL;
 	const char *name = NULL, *file;
@@ -320,9 +325,12 @@ static const char *sym_name(Dwfl *d, uint64_t pc, int src, char *line,
 	int lineno;
 
 	line[0] = '\0';
+	*start = 0;
 	if (!m)
 		return "[unknown]";
 	name = dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL);
+	if (name)
+		*start = pc - off - bias;
 	l = src ? dwfl_module_getsrc(m, pc) : NULL;
 	file = l ? dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL) : NULL;
 	if (file)
@@ -356,7 +364,8 @@ static void row_absorb(struct row *into, const struct row *k)
 static int same_key(const struct row *a, const struct row *b)
 {
 	return a->pid == b->pid && !strcmp(a->object, b->object) &&
-	       !strcmp(a->function, b->function) && !strcmp(a->source, b->source);
+	       a->start == b->start && !strcmp(a->function, b->function) &&
+	       !strcmp(a->source, b->source);
 }
 
 /* Add @samples to the row of @k; consecutive bins of a function merge. */
@@ -388,12 +397,19 @@ static int rows_add(struct rows *rs, const struct row *k)
 /* Bins of at most this many bytes are one function's, and have a line. */
 #define REPORT_FINE_SHIFT	2
 
+/* The bytes [from, to) of a coarse bin that function @name covers. */
+struct piece {
+	uint64_t from, to;
+	uint64_t start;		/* where the function starts */
+	const char *name;
+};
+
 /*
- * The functions a coarse bin at [@a, @end) covers, as (start, end) pieces
- * in @piece (up to @max), by the symbols of @d: the bytes of each.
+ * The functions a coarse bin at [@a, @end) covers, as pieces in @piece (up
+ * to @max), by the symbols of @d: the bytes of each.
  */
 static size_t bin_pieces(Dwfl *d, uint64_t a, uint64_t end,
-			 uint64_t (*piece)[2], const char **names, size_t max)
+			 struct piece *piece, size_t max)
 {
 	Dwfl_Module *m = d ? dwfl_addrmodule(d, a) : NULL;
 	size_t n = 0;
@@ -408,10 +424,11 @@ static size_t bin_pieces(Dwfl *d, uint64_t a, uint64_t end,
 			a = (a | 15) + 1;	/* padding: on to the next 16 */
 			continue;
 		}
-		piece[n][0] = a;
-		piece[n][1] = a - off + sym.st_size < end ? a - off + sym.st_size : end;
-		names[n++] = name;
-		a = piece[n - 1][1];
+		piece[n].from = a;
+		piece[n].start = a - off;
+		piece[n].to = a - off + sym.st_size < end ? a - off + sym.st_size : end;
+		piece[n].name = name;
+		a = piece[n++].to;
 	}
 	return n;
 }
@@ -422,26 +439,27 @@ static size_t bin_pieces(Dwfl *d, uint64_t a, uint64_t end,
  * no symbol covers goes to the name at its first byte, as a fine one.
  */
 static int coarse_bin_rows(struct rows *rs, struct row *k, Dwfl *d,
-			   uint64_t a, unsigned int shift)
+			   uint64_t a, unsigned int shift, uint64_t bias)
 {
-	uint64_t piece[64][2], bytes = 0;
-	const char *names[64];
+	struct piece piece[64];
+	uint64_t bytes = 0;
 	double samples = k->samples;
 	char line[16];
-	size_t i, n = bin_pieces(d, a, a + (1ULL << shift), piece, names, 64);
+	size_t i, n = bin_pieces(d, a, a + (1ULL << shift), piece, 64);
 	int ret = 0;
 
 	for (i = 0; i < n; i++)
-		bytes += piece[i][1] - piece[i][0];
+		bytes += piece[i].to - piece[i].from;
 	k->source = "";
 	k->split = 1;
 	if (!bytes) {
-		k->function = sym_name(d, a, 0, line, sizeof(line));
+		k->function = sym_name(d, a, bias, &k->start, 0, line, sizeof(line));
 		return rows_add(rs, k);
 	}
 	for (i = 0; i < n && !ret; i++) {
-		k->function = demangle(names[i]);
-		k->samples = samples * (piece[i][1] - piece[i][0]) / bytes;
+		k->function = demangle(piece[i].name);
+		k->start = piece[i].start - bias;
+		k->samples = samples * (piece[i].to - piece[i].from) / bytes;
 		ret = rows_add(rs, k);
 	}
 	return ret;
@@ -464,16 +482,18 @@ static int region_rows(struct rows *rs, pid_t pid, Dwfl *d, int src,
 			continue;
 		k.samples = bins[i];
 		k.split = 0;
+		k.start = 0;
 		if (fr->kind == PROFILE_REGION_NOWHERE) {
 			k.object = "[unknown]";
 			k.function = "[in no known code]";
 		} else if (fr->kind == PROFILE_REGION_VDSO) {
 			k.function = "[vdso]";
 		} else if (fr->shift > REPORT_FINE_SHIFT) {
-			ret = coarse_bin_rows(rs, &k, d, pc, fr->shift);
+			ret = coarse_bin_rows(rs, &k, d, pc, fr->shift, fr->bias);
 			continue;
 		} else {
-			k.function = sym_name(d, pc, src, line, sizeof(line));
+			k.function = sym_name(d, pc, fr->bias, &k.start, src, line,
+					      sizeof(line));
 			k.source = line;
 		}
 		ret = rows_add(rs, &k);
@@ -505,6 +525,8 @@ static int by_key(const void *a, const void *b)
 	c = strcmp(x->object, y->object);
 	if (!c)
 		c = strcmp(x->function, y->function);
+	if (!c && x->start != y->start)
+		return x->start < y->start ? -1 : 1;
 	return c ?: strcmp(x->source, y->source);
 }
 
@@ -680,7 +702,10 @@ static void print_row(const struct report *r, const struct row *w,
 		print_csv_field(r->out, obj);
 		fputc(',', r->out);
 		print_csv_field(r->out, w->source);
-		fputs(w->split ? ",split\n" : ",\n", r->out);
+		fputs(w->split ? ",split," : ",,", r->out);
+		if (w->start)
+			fprintf(r->out, "%#llx", (unsigned long long)w->start);
+		fputc('\n', r->out);
 		return;
 	}
 	if (strrchr(obj, '/'))
@@ -730,7 +755,7 @@ static void print_all(struct report *r, struct rows *rs, struct proc *p,
 		if (p[i].total || !i)
 			print_header(r, &p[i]);
 	if (r->format == FORMAT_CSV)
-		fputs("process,samples,percent,self_seconds,function,object,source,bins\n",
+		fputs("process,samples,percent,self_seconds,function,object,source,bins,address\n",
 		      r->out);
 	for (i = 0; i < nr; i++) {
 		total += p[i].total;
