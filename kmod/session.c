@@ -121,10 +121,16 @@ profil_session_stop_locked(struct profil_session *sess, u32 why)
 	if (!arm)
 		return NULL;
 	RCU_INIT_POINTER(sess->arm, NULL);
-	sess->stop_reason = why;
 	sess->settle_since = 0;
 	/* Events first: no tick may run once the pins are gone. */
 	profil_events_stop(arm);
+	/*
+	 * A pcsample array that a tick found full ended the session then,
+	 * whether or not the settle thread has run since: OFF says so too.
+	 */
+	if (why == PROFIL_STOP_USER && atomic_read(&arm->full))
+		why = PROFIL_STOP_FULL;
+	sess->stop_reason = why;
 	profil_regions_unwatch(arm);
 	if (arm->out && !arm->file_kept)
 		return profil_write_submit(sess, arm);

@@ -5,6 +5,9 @@
  * profil.ko.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 
 #include "common.h"
@@ -214,6 +217,88 @@ TEST_F(pc, a_full_array_stops_sampling)
 	EXPECT_EQ(PROFIL_STOP_FULL, st.stop_reason);
 	EXPECT_EQ(10, pcsample(NULL, 0));
 	EXPECT_EQ(0, pc_buf[10]);
+}
+
+/* SCHED_FIFO on CPU @cpu alone, for the calling thread; 0 or -1. */
+static int hold_cpu(int cpu)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return -1;
+	return sched_setscheduler(0, SCHED_FIFO, &sp);
+}
+
+struct hog {
+	pthread_t t;
+	int cpu, held;
+	volatile int *stop;
+};
+
+/* Hold a CPU until told to stop. */
+static void *hog(void *arg)
+{
+	struct hog *h = arg;
+
+	h->held = !hold_cpu(h->cpu);
+	while (!*h->stop)
+		;
+	return NULL;
+}
+
+/*
+ * OFF after a tick found the array full says PROFIL_STOP_FULL, as STATS
+ * would have: why a collection ended does not depend on whether the
+ * module's settle thread, which that tick only wakes, ran before the
+ * call.  SCHED_FIFO threads, this one among them, hold every CPU so
+ * that it cannot (as root: SCHED_FIFO needs CAP_SYS_NICE).
+ */
+TEST_F(pc, off_after_the_array_filled_says_full)
+{
+	static struct hog h[CPU_SETSIZE];
+	volatile uintptr_t *last = &pc_buf[7];
+	struct sched_param other = { 0 };
+	struct profil_stats st;
+	volatile int stop = 0;
+	int i, n = get_nprocs(), off, held;
+	cpu_set_t all;
+	uint64_t t0;
+
+	if (geteuid())
+		SKIP(return, "SCHED_FIFO needs CAP_SYS_NICE");
+	ASSERT_LT(1, n) TH_LOG("one CPU: nothing to hold the settle thread off");
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	memset(pc_buf, 0, 8 * sizeof(pc_buf[0]));
+	/* Armed first: pinning may wait for every CPU's workqueue. */
+	ASSERT_EQ(0, pcsample(pc_buf, 8));
+	for (i = 1; i < n; i++) {
+		h[i] = (struct hog){ .cpu = i, .stop = &stop };
+		ASSERT_EQ(0, pthread_create(&h[i].t, NULL, hog, &h[i]));
+	}
+	held = !hold_cpu(0);
+	/* Filled, then a tick more that finds no room, then OFF. */
+	t0 = thread_cpu_ns();
+	while (!*last && thread_cpu_ns() - t0 < 4 * NSEC)
+		;
+	spin_cpu(spin_a, 4 * NSEC / self->hz);
+	off = dev_ioctl(PROFIL_IOC_OFF, NULL);
+	st = get_stats();
+	stop = 1;
+	sched_setscheduler(0, SCHED_OTHER, &other);
+	sched_setaffinity(0, sizeof(all), &all);
+	for (i = 1; i < n; i++) {
+		pthread_join(h[i].t, NULL);
+		held &= h[i].held;
+	}
+	ASSERT_TRUE(held) TH_LOG("a CPU was not held");
+	ASSERT_NE(0, *last) TH_LOG("the array never filled");
+	EXPECT_EQ(0, off);
+	EXPECT_EQ(PROFIL_STATE_OFF, st.state);
+	EXPECT_EQ(PROFIL_STOP_FULL, st.stop_reason);
+	EXPECT_LT(0, st.missed);
 }
 
 TEST_F(pc, negative_is_einval_and_a_bad_array_efault)

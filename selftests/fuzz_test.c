@@ -2595,11 +2595,22 @@ off:
 	CHECK(c, e == 0, "OFF: %s", strerror(e));
 	s3 = stats();
 	CHECK(c, s3.state == PROFIL_STATE_OFF, "state %u after OFF", s3.state);
-	if (res >= 0)	/* OFF stops what ran, and only that says USER */
-		CHECK(c, s3.stop_reason == (s2.state == PROFIL_STATE_ON ?
-					     PROFIL_STOP_USER : s2.stop_reason),
-		      "stop_reason %u after OFF, %u before", s3.stop_reason,
-		      s2.stop_reason);
+	/*
+	 * OFF stops what ran, and only that says USER; FULL if a tick found
+	 * a pcsample array full before it (its sample went to missed).
+	 */
+	if (res >= 0) {
+		uint32_t why = s2.stop_reason;
+
+		if (s2.state == PROFIL_STATE_ON)
+			why = run && run->mode == PROFIL_MODE_PCSAMPLE &&
+			      s3.missed > s2.missed &&
+			      s3.samples - s0.samples == run->bins[0].nbins ?
+			      PROFIL_STOP_FULL : PROFIL_STOP_USER;
+		CHECK(c, s3.stop_reason == why,
+		      "stop_reason %u after OFF, %u before, not %u",
+		      s3.stop_reason, s2.stop_reason, why);
+	}
 	CHECK(c, s3.writing == 0, "after OFF: writing %u", s3.writing);
 	CHECK(c, vmpin_kb() == 0, "VmPin %ld kB after OFF", vmpin_kb());
 	if (!run)
