@@ -1,6 +1,6 @@
 #!/bin/sh
 # mkinitramfs.sh OUT KO FILE...: a busybox initramfs holding profil.ko as
-# /opt/profil/profil.ko, the given programs in /opt/profil (a FILE written
+# /opt/profil/profil.ko (none with KO ""), the given programs in /opt/profil (a FILE written
 # =PATH: at PATH), the shared libraries they need, and
 # scripts/guest-init.sh as /init.  With KVER set,
 # also the modules the tests' filesystems need (scripts/guest-modules.sh)
@@ -24,7 +24,7 @@ ln -s bin "$root/sbin"
 printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' \
 	> "$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
-cp "$ko" "$root/opt/profil/profil.ko"
+[ -z "$ko" ] || cp "$ko" "$root/opt/profil/profil.ko"
 cp "$here/guest-init.sh" "$root/init"
 [ -z "${KVER:-}" ] || "$here/guest-modules.sh" "$KVER" "$root/opt/profil/kmods"
 chmod 755 "$root/init"
