@@ -120,8 +120,9 @@ static void profil_inherit(const struct profil_arm *parent, struct file *dir,
 		return;
 	if (parent->mode == PROFIL_MODE_PCSAMPLE)
 		goto failed;
-	atomic64_add(div64_u64(READ_ONCE(child->se.sum_exec_runtime),
-			       parent->period_ns), &sess->cnt.missed);
+	profil_count_add(sess, PROFIL_TC_MISSED,
+			 div64_u64(READ_ONCE(child->se.sum_exec_runtime),
+				   parent->period_ns));
 	arm = profil_arm_clone(parent, dir, child);
 	if (arm) {
 		if (!profil_session_start(sess, arm, child))

@@ -260,14 +260,29 @@ static inline unsigned int profil_bin_shift(u32 flags)
 	return (flags & PROFIL_REGION_U32) ? 2 : 1;
 }
 
-/* Counters of a session, bumped by the tick: atomics, no lock. */
+/*
+ * What the tick counts, one set per CPU: the tick of one thread writes
+ * only its own CPU's line, and STATS sums them (profil_session_stats()).
+ * Bumped with this_cpu_add() from any context; never reset.
+ */
+enum profil_tick_counter {
+	PROFIL_TC_TICKS,		/* timer interrupts taken */
+	PROFIL_TC_SAMPLES,
+	PROFIL_TC_OUT_OF_RANGE,
+	PROFIL_TC_SATURATED,
+	PROFIL_TC_MISSED,
+	PROFIL_TC_PAUSED,
+	PROFIL_TC_NR
+};
+
+struct profil_tick_counters {
+	u64 v[PROFIL_TC_NR];
+};
+
+/* Counters of a session: per-CPU ones for the tick, atomics, no lock. */
 struct profil_counters {
-	atomic64_t samples;
-	atomic64_t out_of_range;
-	atomic64_t saturated;
-	atomic64_t missed;
+	struct profil_tick_counters __percpu *tick;
 	atomic64_t armed;
-	atomic64_t paused;
 	atomic64_t written;
 	atomic_t writing;	/* files being written (write.c) */
 };
@@ -296,6 +311,13 @@ struct profil_session {
 	struct pid *owner;		/* tgid of the process that armed or */
 					/* took over last, referenced */
 };
+
+/* Add @n to the tick's counter @i of @sess, on this CPU. */
+static __always_inline void profil_count_add(struct profil_session *sess,
+					     enum profil_tick_counter i, u64 n)
+{
+	this_cpu_add(sess->cnt.tick->v[i], n);
+}
 
 /* arm.c: arms and their fault state */
 struct profil_arm *profil_arm_alloc(u32 nr_regions);

@@ -265,10 +265,25 @@ static struct mmu_notifier *profil_mn_alloc(struct mm_struct *mm)
 	sess = kzalloc(sizeof(*sess), GFP_KERNEL_ACCOUNT);
 	if (!sess)
 		return ERR_PTR(-ENOMEM);
+	sess->cnt.tick = alloc_percpu_gfp(struct profil_tick_counters,
+					  GFP_KERNEL_ACCOUNT);
+	if (!sess->cnt.tick) {
+		kfree(sess);
+		return ERR_PTR(-ENOMEM);
+	}
 	refcount_set(&sess->ref, 1);
 	mutex_init(&sess->lock);
 	kthread_init_delayed_work(&sess->settle_work, profil_session_settle);
 	return &sess->mn;
+}
+
+static void profil_session_free_rcu(struct rcu_head *rcu)
+{
+	struct profil_session *sess = container_of(rcu, struct profil_session,
+						   rcu);
+
+	free_percpu(sess->cnt.tick);
+	kfree(sess);
 }
 
 /* Drop a reference: the notifier's (->free_notifier) or a write's. */
@@ -279,7 +294,7 @@ void profil_session_put(struct profil_session *sess)
 	put_pid(sess->owner);
 	mutex_destroy(&sess->lock);
 	/* A lookup under RCU may still be looking at it. */
-	kfree_rcu(sess, rcu);
+	call_rcu(&sess->rcu, profil_session_free_rcu);
 }
 
 static void profil_mn_free(struct mmu_notifier *mn)
@@ -542,6 +557,28 @@ static void profil_session_settle_now(struct profil_session *sess)
 }
 
 /*
+ * The tick's counters, summed over the CPUs.  Each CPU's only grows, so
+ * a sum read while ticks run is no less than one read before it; once the
+ * session is off (its events released), it is exact.
+ */
+static void profil_session_sum(struct profil_session *sess,
+			       struct profil_stats *st)
+{
+	const struct profil_tick_counters *c;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(sess->cnt.tick, cpu);
+		st->ticks += READ_ONCE(c->v[PROFIL_TC_TICKS]);
+		st->samples += READ_ONCE(c->v[PROFIL_TC_SAMPLES]);
+		st->out_of_range += READ_ONCE(c->v[PROFIL_TC_OUT_OF_RANGE]);
+		st->saturated += READ_ONCE(c->v[PROFIL_TC_SATURATED]);
+		st->missed += READ_ONCE(c->v[PROFIL_TC_MISSED]);
+		st->paused += READ_ONCE(c->v[PROFIL_TC_PAUSED]);
+	}
+}
+
+/*
  * A fault noted before the call is settled first (by the work: the lock
  * is only held to copy), so that STATS after a munmap() says how it ended.
  */
@@ -556,12 +593,8 @@ void profil_session_stats(struct profil_session *sess, struct profil_stats *st)
 	st->period_ns = sess->period_ns;
 	st->write_error = sess->write_error;
 	mutex_unlock(&sess->lock);
-	st->samples = atomic64_read(&sess->cnt.samples);
-	st->out_of_range = atomic64_read(&sess->cnt.out_of_range);
-	st->saturated = atomic64_read(&sess->cnt.saturated);
-	st->missed = atomic64_read(&sess->cnt.missed);
+	profil_session_sum(sess, st);
 	st->armed = atomic64_read(&sess->cnt.armed);
-	st->paused = atomic64_read(&sess->cnt.paused);
 	st->written = atomic64_read(&sess->cnt.written);
 	st->writing = atomic_read(&sess->cnt.writing);
 }

@@ -189,22 +189,22 @@ int profil_index_build(struct profil_arm *arm)
 
 static notrace void profil_count(const struct profil_arm *arm, u64 pc, u32 n)
 {
-	struct profil_counters *cnt = &arm->sess->cnt;
+	struct profil_session *sess = arm->sess;
 	const struct profil_kregion *r;
 	void *bin = profil_find_bin(arm, pc, &r);
 	u32 added;
 
 	if (!bin) {
-		atomic64_add(n, &cnt->out_of_range);
+		profil_count_add(sess, PROFIL_TC_OUT_OF_RANGE, n);
 		return;
 	}
 	if (r->flags & PROFIL_REGION_U32)
 		added = profil_bin_add32(bin, n);
 	else
 		added = profil_bin_add16(bin, n);
-	atomic64_add(added, &cnt->samples);
+	profil_count_add(sess, PROFIL_TC_SAMPLES, added);
 	if (added != n)
-		atomic64_add(n - added, &cnt->saturated);
+		profil_count_add(sess, PROFIL_TC_SATURATED, n - added);
 }
 
 /*
@@ -214,20 +214,20 @@ static notrace void profil_count(const struct profil_arm *arm, u64 pc, u32 n)
 static notrace void profil_store_pc(struct profil_arm *arm, u64 pc, u32 n)
 {
 	const struct profil_kregion *r = &arm->regions[0];
-	struct profil_counters *cnt = &arm->sess->cnt;
+	struct profil_session *sess = arm->sess;
 	u64 *pcs = r->bins;
 	long i;
 
 	for (; n; n--) {
 		i = atomic_long_inc_return(&arm->pc_next) - 1;
 		if (i >= r->nbins) {
-			atomic64_add(n, &cnt->missed);
+			profil_count_add(sess, PROFIL_TC_MISSED, n);
 			if (!atomic_xchg(&arm->full, 1))
-				profil_session_kick(arm->sess);
+				profil_session_kick(sess);
 			return;
 		}
 		WRITE_ONCE(pcs[i], pc);
-		atomic64_inc(&cnt->samples);
+		profil_count_add(sess, PROFIL_TC_SAMPLES, 1);
 	}
 }
 
@@ -247,6 +247,7 @@ static notrace void profil_tick(struct perf_event *event,
 	u64 owed = local64_read(&event->count);
 	u64 n;
 
+	profil_count_add(arm->sess, PROFIL_TC_TICKS, 1);
 	if (owed < arm->period_ns)
 		return;
 	n = div64_u64(owed, arm->period_ns);
@@ -263,12 +264,12 @@ static notrace void profil_tick(struct perf_event *event,
 	if (unlikely(current->mm != arm->sess->mn.mm ||
 		     (current->flags & (PF_KTHREAD | PF_IO_WORKER)) ||
 		     atomic_read(&arm->faulted) || READ_ONCE(arm->held))) {
-		atomic64_add(n, &arm->sess->cnt.missed);
+		profil_count_add(arm->sess, PROFIL_TC_MISSED, n);
 		return;
 	}
 	/* Paused by the process (moncontrol(0)), through its image. */
 	if (arm->out && !READ_ONCE(profil_output_ctl(arm)->enable)) {
-		atomic64_add(n, &arm->sess->cnt.paused);
+		profil_count_add(arm->sess, PROFIL_TC_PAUSED, n);
 		return;
 	}
 	if (arm->mode == PROFIL_MODE_PCSAMPLE)

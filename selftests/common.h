@@ -137,6 +137,21 @@ static inline uint64_t spin_cpu(void (*fn)(volatile int *), uint64_t ns)
 	return t1 - t0;
 }
 
+/* Write @val to profil.ko's parameter @name (root); 0 or -1. */
+static inline int set_param(const char *name, const char *val)
+{
+	char path[128];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/sys/module/profil/parameters/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
 /* One ioctl on a fresh /dev/profil fd: 0 or -errno. */
 static inline int dev_ioctl(unsigned long cmd, void *arg)
 {

@@ -25,20 +25,6 @@
 #define LEN	(2 * PAGE)		/* 16-bit bins from spin_a - SPIN_PAD */
 #define NPAGES	8			/* the buffer of the charge tests */
 
-static int set_param(const char *name, const char *val)
-{
-	char path[128];
-	int fd, ok;
-
-	snprintf(path, sizeof(path), "/sys/module/profil/parameters/%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /* TEST() has a fixed 30 s timeout, too short for TCG: an empty fixture. */
 FIXTURE(pin) {
 	int unused;

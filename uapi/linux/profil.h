@@ -179,10 +179,16 @@ struct profil_stats {
 	__s32 write_error;	/* -errno of the last failed file, 0 if none */
 	__u32 writing;		/* profile files being written now (an */
 				/* output field, 0 from kernels before it) */
+	/* Version 2: */
+	__aligned_u64 ticks;	/* timer interrupts taken for the threads; */
+				/* each credits the periods their CPU */
+				/* clock owes to the samples, out_of_range, */
+				/* saturated, missed and paused counts */
 };
 
 #define PROFIL_STATS_SIZE_VER0	64 /* first published struct profil_stats */
 #define PROFIL_STATS_SIZE_VER1	88 /* adds paused, written, write_error */
+#define PROFIL_STATS_SIZE_VER2	96 /* adds ticks */
 
 /*
  * The ioctl numbers.  SETUP and STATS carry sizeof() their struct in the
