@@ -596,21 +596,30 @@ FIXTURE_TEARDOWN(rate)
 		set_param("max_rate", "10000");
 }
 
+/* Arm @buf's bins over spin_a at @rate (0: HZ); @s says the rate taken. */
+static int rate_arm(uint16_t *buf, unsigned int rate, struct profil_setup *s)
+{
+	static struct profil_region r;
+
+	r = (struct profil_region){
+		.buf = (uintptr_t)buf, .bufsize = NBINS * 2,
+		.offset = pc_a() - SPIN_PAD, .scale = 0x10000,
+	};
+	*s = (struct profil_setup){
+		.size = sizeof(*s), .rate = rate, .nr_regions = 1,
+		.region_size = sizeof(r), .regions = (uintptr_t)&r,
+	};
+	return dev_ioctl(PROFIL_IOC_SETUP, s);
+}
+
 /* Samples = CPU time x rate, within 10%; the rate is reported truly. */
 TEST_F_TIMEOUT(rate, samples_match_cpu_time, 120)
 {
-	struct profil_region r = {
-		.buf = (uintptr_t)self->buf, .bufsize = NBINS * 2,
-		.offset = pc_a() - SPIN_PAD, .scale = 0x10000,
-	};
-	struct profil_setup s = {
-		.size = sizeof(s), .rate = variant->rate, .nr_regions = 1,
-		.region_size = sizeof(r), .regions = (uintptr_t)&r,
-	};
+	struct profil_setup s;
 	struct profil_stats st;
 	uint64_t ns, n;
 
-	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &s));
+	ASSERT_EQ(0, rate_arm(self->buf, variant->rate, &s));
 	if (variant->rate) {
 		EXPECT_EQ(variant->rate, s.rate);
 	} else {
@@ -648,19 +657,12 @@ static uint64_t credited(const struct profil_stats *st)
  */
 TEST_F_TIMEOUT(rate, periods_credited_are_cpu_time_not_ticks_taken, 120)
 {
-	struct profil_region r = {
-		.buf = (uintptr_t)self->buf, .bufsize = NBINS * 2,
-		.offset = pc_a() - SPIN_PAD, .scale = 0x10000,
-	};
-	struct profil_setup s = {
-		.size = sizeof(s), .rate = variant->rate, .nr_regions = 1,
-		.region_size = sizeof(r), .regions = (uintptr_t)&r,
-	};
+	struct profil_setup s;
 	struct profil_stats st0, st1;
 	uint64_t c0, c1, c2, c3, period, n, ticks;
 	double lo, hi;
 
-	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &s));
+	ASSERT_EQ(0, rate_arm(self->buf, variant->rate, &s));
 	c0 = thread_cpu_ns();
 	st0 = get_stats();
 	c1 = thread_cpu_ns();
