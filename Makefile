@@ -108,11 +108,12 @@ lib/%.os: lib/%.c $(LIB_HDRS)
 		$(if $(filter $<,$(NO_LTO_SRCS)),-fno-lto) \
 		-fPIC -DPROFIL_SHARED -c -o $@ $<
 
+# CFLAGS too: -fcf-protection marks the object for IBT and SHSTK (<cet.h>).
 lib/%.o: lib/%.S
-	$(CC) $(CPPFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(ASFLAGS) -c -o $@ $<
 
 lib/%.os: lib/%.S
-	$(CC) $(CPPFLAGS) -fPIC -DPROFIL_SHARED -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(ASFLAGS) -fPIC -DPROFIL_SHARED -c -o $@ $<
 
 # The symbol map, with the GLIBC_2.2.5 node only where the aliases are.
 lib/libprofil.ver: lib/libprofil.map

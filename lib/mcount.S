@@ -9,7 +9,14 @@
  * mcount is called after the prologue (push %rbp; mov %rsp,%rbp), so the
  * function's return address is at 8(%rbp); __fentry__ is called before
  * it, with the return address just above its own.
+ *
+ * <cet.h> marks the object for IBT and SHSTK when the build has
+ * -fcf-protection (or the library would lose the marks the C objects
+ * carry), and _CET_ENDBR is the landing pad that -pg -fpie code's call
+ * through mcount@GOTPCREL needs under IBT; both are nothing without it.
  */
+#include <cet.h>
+
 	.text
 
 /*
@@ -19,6 +26,7 @@
  */
 	.macro	PROFILE_ENTRY frame, self, from
 	.cfi_startproc
+	_CET_ENDBR
 	subq	$\frame, %rsp
 	.cfi_adjust_cfa_offset \frame
 	movq	%rax, (%rsp)

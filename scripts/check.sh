@@ -61,6 +61,8 @@ gate "abi: <profil.h> keeps profil(NULL, ...) nullable in C and C++, <unistd.h> 
 	"$b/nonnull.log" "$top/scripts/lib-gates.sh" header
 gate "abi: an -flto build of libprofil exports the same symbols (GLIBC_2.2.5 alias kept)" \
 	"$b/lto.log" "$top/scripts/lib-gates.sh" lto
+gate "abi: a -fcf-protection build of libprofil keeps IBT and SHSTK, and mcount, _mcount and __fentry__ begin with endbr64" \
+	"$b/cet.log" "$top/scripts/lib-gates.sh" cet
 gate "abi: the uapi header stands alone in C and C++" "$b/uapi.log" sh -c \
 	"echo '#include <linux/profil.h>' | cc -Werror -Wall -fsyntax-only -I'$top/uapi' -x c - &&
 	 echo '#include <linux/profil.h>' | c++ -Werror -Wall -fsyntax-only -I'$top/uapi' -x c++ -"
