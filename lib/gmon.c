@@ -44,6 +44,8 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/kcmp.h>
 #include <unistd.h>
 
 #include "gmon-bsd.h"
@@ -548,6 +550,18 @@ static int gmon_kernel_wrote(void)
 }
 
 /*
+ * A vfork() child runs in its parent's memory until it execs or exits, and
+ * some call exit() after a failed exec: that exit must leave the parent's
+ * profile as it is (its state, its image's enable), and write nothing.
+ * The parent shares our memory then; kcmp(2) says so (a kernel without
+ * it: as before, the child is taken for a forked one).
+ */
+static int gmon_in_vfork_child(void)
+{
+	return syscall(SYS_kcmp, getpid(), getppid(), KCMP_VM, 0, 0) == 0;
+}
+
+/*
  * Stop and write the profile: called at exit (registered by gcrt1.o), or
  * by the program.  After it, profiling stays off.
  */
@@ -556,6 +570,8 @@ void _mcleanup(void)
 {
 	int state = GMON_ON;
 
+	if (gmon_in_vfork_child())
+		return;
 	if (!__atomic_compare_exchange_n(&gmon.state, &state, GMON_DONE, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;

@@ -18,6 +18,9 @@
  *	fork		forks; the child spins in child_hot(), the parent in
  *			hot(), 0.3 s each; prints the child's pid
  *	exec		calls f1 10 times more, then execs itself with "calls"
+ *	vfork		a vfork() child whose exec fails calls exit(0); then
+ *			the parent calls f2 500 times more and hot() for
+ *			0.3 s; prints the child's pid
  *	moncontrol	moncontrol(0), f1 100 times and hot() for 0.2 s,
  *			moncontrol(1), f2 50 times
  *	twice		__monstartup() and _mcleanup() called twice
@@ -220,6 +223,21 @@ int main(int argc, char **argv)
 			f1();
 		execl("/proc/self/exe", argv[0], "calls", (char *)NULL);
 		return 2;
+	}
+	if (!strcmp(mode, "vfork")) {
+		fflush(stdout);
+		pid = vfork();
+		if (pid < 0)
+			return 2;
+		if (!pid) {
+			execl("/nonexistent/gmon_subject", "x", (char *)NULL);
+			exit(0);	/* atexit's _mcleanup, in our memory */
+		}
+		printf("child %d\n", (int)pid);
+		for (int i = 0; i < 500; i++)
+			f2();
+		hot(300000000ULL);
+		return 0;
 	}
 	if (!strcmp(mode, "moncontrol")) {
 		moncontrol(0);

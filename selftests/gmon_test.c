@@ -254,6 +254,28 @@ TEST_F(gmon, fork_leaves_two_files_each_with_its_own_hot_function)
 	EXPECT_FIRST_CALLS();
 }
 
+/*
+ * A vfork() child's exit() after a failed exec leaves its parent's profile
+ * alone: the parent goes on counting calls and samples, and the child
+ * writes no file (its _mcleanup() would have ended the parent's).
+ */
+TEST_F(gmon, a_vfork_childs_exit_leaves_the_parents_profile_alone)
+{
+	struct fn hot = elf_fn(self->bin, "hot");
+	int child;
+
+	ASSERT_EQ(0, run_subject(&self->r, self->bin, "vfork", NULL));
+	EXPECT_STREQ("", self->r.stderr_text);
+	ASSERT_EQ(1, sscanf(self->r.stdout_text, "child %d", &child));
+	snprintf(self->path, sizeof(self->path), "gmon.out.%d", child);
+	EXPECT_NE(0, access(self->path, F_OK));
+	LOAD("gmon.out");
+	EXPECT_EQ(1500, gmon_calls_to(&self->g, elf_fn(self->bin, "f2")));
+	EXPECT_TRUE(within(gmon_samples(&self->g, hot), 0.3 * self->hz, 0.2))
+		TH_LOG("hot: %llu samples",
+		       (unsigned long long)gmon_samples(&self->g, hot));
+}
+
 TEST_F(gmon, an_execd_image_starts_its_own_profile)
 {
 	ASSERT_EQ(0, run_subject(&self->r, self->bin, "exec", NULL));
