@@ -35,6 +35,15 @@ static bool profil_perfmon_only;
 module_param_named(perfmon_only, profil_perfmon_only, bool, 0644);
 MODULE_PARM_DESC(perfmon_only, "only callers with CAP_PERFMON may arm a session (default N)");
 
+/*
+ * The rate of a session that asks for none (profil(2)'s): one sample a
+ * clock tick.  Read-only, for programs that turn counts into seconds
+ * (libprofil's __profile_frequency()).
+ */
+static unsigned int profil_default_rate = HZ;
+module_param_named(default_rate, profil_default_rate, uint, 0444);
+MODULE_PARM_DESC(default_rate, "rate of a session that asks for none: the kernel's HZ (read-only)");
+
 /* The shortest sample period: 10 us of CPU time. */
 #define PROFIL_RATE_CAP		100000
 
@@ -170,7 +179,7 @@ static int profil_setup_check(const struct profil_setup *ks, u32 *rate)
 	/* A file is new or kept, not both. */
 	if ((ks->flags & PROFIL_F_KEEP_FILE) && ks->output)
 		return -EINVAL;
-	*rate = ks->rate ? ks->rate : HZ;
+	*rate = ks->rate ? ks->rate : profil_default_rate;
 	if (*rate > max_rate || *rate > PROFIL_RATE_CAP)
 		return -EINVAL;
 	if (!ks->nr_regions)

@@ -34,6 +34,9 @@
 /* fn of LIBPROFIL_1.0 */
 #define PROFIL_GLIBC_ALIAS(fn) PROFIL_GLIBC_ALIAS_AT(fn, "LIBPROFIL_1.0")
 
+/* glibc's, declared in none of its headers (profil.c). */
+int __profile_frequency(void);
+
 /*
  * One ioctl on /dev/profil, through the fd kept since the first successful
  * setup or a fresh one; -1 and errno on failure, ENOSYS when the device is

@@ -10,7 +10,11 @@
  * profil_inherit(0) was called before the profil() that armed the session.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "profil-private.h"
 #include "profil.h"
@@ -64,3 +68,35 @@ int profil(unsigned short *buf, size_t bufsiz, size_t offset,
 
 /* glibc's profil@GLIBC_2.2.5, for LD_PRELOAD (see libprofil.map). */
 PROFIL_GLIBC_ALIAS(profil);
+
+/*
+ * glibc's __profile_frequency(): the rate profil()'s counts are taken at,
+ * for programs that turn them into seconds.  glibc answers AT_CLKTCK
+ * (100), but profil.ko samples at HZ: the rate of the process's session
+ * (the running or the last one), else the one profil() would get
+ * (profil.ko's default_rate), else glibc's answer.
+ */
+__attribute__((visibility("default")))
+int __profile_frequency(void)
+{
+	struct profil_stats st = { .size = PROFIL_STATS_SIZE_VER0 };
+	char buf[16];
+	ssize_t n;
+	long hz;
+	int fd;
+
+	if (!__profil_dev_ioctl(PROFIL_IOC_STATS, &st) && st.rate)
+		return st.rate;
+	fd = open("/sys/module/profil/parameters/default_rate",
+		  O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		hz = strtol(buf, NULL, 10);
+		if (hz > 0 && hz <= INT_MAX)
+			return hz;
+	}
+	return sysconf(_SC_CLK_TCK);
+}
+PROFIL_GLIBC_ALIAS_AT(__profile_frequency, "LIBPROFIL_1.4");

@@ -1355,29 +1355,73 @@ FIXTURE_TEARDOWN(lib)
 {
 }
 
-TEST_F(lib, profil_reaches_the_kernel)
+/*
+ * Run the variant's probe with @arg (or none), its stdout into @out; its
+ * exit status, or -1 if it did not exit.  SKIP if it is not installed.
+ */
+static int run_probe(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(lib) *self,
+		     const FIXTURE_VARIANT(lib) *variant, const char *arg,
+		     char *out, size_t size)
 {
 	char prog[4200], so[4200];
-	int status;
+	int status, fd[2];
+	ssize_t n = 0, k;
 	pid_t pid;
 
 	snprintf(prog, sizeof(prog), "%s/%s", self->dir, variant->prog);
 	snprintf(so, sizeof(so), "%s/libprofil.so.0", self->dir);
 	if (access(prog, X_OK) || (variant->preload && access(so, R_OK)))
-		SKIP(return, "%s or libprofil.so.0 not installed", variant->prog);
+		SKIP(return -1, "%s or libprofil.so.0 not installed",
+		     variant->prog);
+	if (pipe(fd))
+		return -1;
 	pid = fork();
-	ASSERT_LE(0, pid);
 	if (pid == 0) {
+		dup2(fd[1], 1);
 		if (variant->preload)
 			setenv("LD_PRELOAD", so, 1);
 		else
 			unsetenv("LD_PRELOAD");
-		execl(prog, prog, (char *)NULL);
+		execl(prog, prog, arg, (char *)NULL);
 		_exit(127);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(variant->status, WEXITSTATUS(status));
+	close(fd[1]);
+	while (pid > 0 && n < (ssize_t)size - 1 &&
+	       (k = read(fd[0], out + n, size - 1 - n)) > 0)
+		n += k;
+	out[n] = 0;
+	close(fd[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST_F(lib, profil_reaches_the_kernel)
+{
+	char out[64];
+
+	EXPECT_EQ(variant->status,
+		  run_probe(_metadata, self, variant, NULL, out, sizeof(out)));
+}
+
+/*
+ * __profile_frequency(), which a program turns profil()'s counts into
+ * seconds with, is the rate the kernel samples at, before profil() (the
+ * default_rate parameter) and after it (the session's).  glibc's, the
+ * control, says AT_CLKTCK.
+ */
+TEST_F(lib, profile_frequency_is_the_rate_of_the_samples)
+{
+	unsigned int hz = kernel_hz(), before = 0, after = 0;
+	unsigned int want = variant->status ? sysconf(_SC_CLK_TCK) : hz;
+	char out[64];
+
+	ASSERT_EQ(variant->status,
+		  run_probe(_metadata, self, variant, "freq", out, sizeof(out)));
+	ASSERT_EQ(2, sscanf(out, "freq %u %u", &before, &after)) TH_LOG("%s", out);
+	EXPECT_EQ(want, before);
+	EXPECT_EQ(want, after);
 }
 
 /* ------------------------------------------------------------------ exec */
