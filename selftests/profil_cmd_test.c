@@ -410,7 +410,8 @@ TEST_F(cmd, children_left_alone_without_the_option)
  * against 2 and 18 alone).  Page faults are what a fork costs beyond its
  * copy of the page tables, and they are counted, not timed.
  */
-TEST_F(cmd, fork_costs_the_page_faults_it_costs_alone)
+/* 1,600 forks: 180 s for the debug kernel, where the harness's 30 ran out. */
+TEST_F_TIMEOUT(cmd, fork_costs_the_page_faults_it_costs_alone, 180)
 {
 	char b[4096];
 	const char *argv[] = { b, "forks", "100", NULL };
@@ -1125,7 +1126,8 @@ TEST_F(cmd, static_command_runs_with_children_its_descendants_profiled)
 	ASSERT_EQ(0, RUN(opts, "cmd_subject_static", "spawn", b))
 		TH_LOG("%s", self->r.stderr_text);
 	LOAD();
-	EXPECT_LT(200, samples_of(&self->p, "all", "twenty"));
+	/* twenty runs 300 ms (loop_min(): the debug kernel gave 185). */
+	EXPECT_LT(loop_min(300), samples_of(&self->p, "all", "twenty"));
 }
 
 TEST_F(cmd, bad_usage)
@@ -1696,7 +1698,15 @@ TEST_F_TIMEOUT(cmd, real_pipeline_gzip_into_xz_agrees_with_perf_by_object, 180)
 	CPU_SET(0, &one);
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
-	real_agrees(_metadata, self, cmd, REAL_TOL + 4);
+	/*
+	 * The debug kernel: 10 points more.  Its exec is slow (KASAN), and
+	 * perf charges an exec's kernel time to the execve() that made it
+	 * (7.5% of the pipeline's, under libc), where profil's session of
+	 * the old image has ended (profil(1), CAVEATS): libc 24.9% against
+	 * 15.8%.  On Debian's kernels the same is about 1%.
+	 */
+	real_agrees(_metadata, self, cmd,
+		    REAL_TOL + 4 + (debug_kernel() ? 10 : 0));
 	sched_setaffinity(0, sizeof(all), &all);
 	unlink(in);
 }
