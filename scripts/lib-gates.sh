@@ -11,12 +11,19 @@
 #  cet     a build with -fcf-protection (Ubuntu's and Fedora's default)
 #          marks every object of libprofil for IBT and SHSTK (mcount.S
 #          among them: one without takes the marks from the library), and
-#          mcount, _mcount and __fentry__,
-#          reached through a pointer from -pg -fpie code, begin with endbr64.
+#          mcount, _mcount and __fentry__, reached through a pointer from
+#          -pg -fpie code, begin with endbr64.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+# libprofil built afresh in $tmp with CFLAGS=$1.
+build_copy() {
+	cp -r "$top/Makefile" "$top/lib" "$top/uapi" "$tmp/"
+	make -s -C "$tmp" clean > /dev/null
+	make -s -C "$tmp" lib CFLAGS="$1"
+}
 
 case $1 in
 header)
@@ -40,18 +47,14 @@ header)
 	done
 	;;
 lto)
-	cp -r "$top/Makefile" "$top/lib" "$top/uapi" "$tmp/"
-	make -s -C "$tmp" clean > /dev/null
-	make -s -C "$tmp" lib CFLAGS="-O2 -g -flto"
+	build_copy "-O2 -g -flto"
 	syms() { nm -D --defined-only "$1" | awk '{ print $3 }' | LC_ALL=C sort; }
 	syms "$top/lib/libprofil.so.0" > "$tmp/plain"
 	syms "$tmp/lib/libprofil.so.0" > "$tmp/lto"
 	diff -u "$tmp/plain" "$tmp/lto"
 	;;
 cet)
-	cp -r "$top/Makefile" "$top/lib" "$top/uapi" "$tmp/"
-	make -s -C "$tmp" clean > /dev/null
-	make -s -C "$tmp" lib CFLAGS="-O2 -g -fcf-protection=full"
+	build_copy "-O2 -g -fcf-protection=full"
 	# Ours together, as the linker ANDs them (Debian's own crti.o has
 	# no marks, so a .so linked here has none whatever we do).
 	ld -r -o "$tmp/all.o" "$tmp"/lib/*.os

@@ -1,7 +1,8 @@
 #!/bin/sh
 # mkinitramfs.sh OUT KO FILE...: a busybox initramfs holding profil.ko as
-# /opt/profil/profil.ko (none with KO ""), the given programs in /opt/profil (a FILE written
-# =PATH: at PATH), the shared libraries they need, and
+# /opt/profil/profil.ko (none with KO ""), the given programs in
+# /opt/profil (a FILE written =PATH: at PATH), the shared libraries they
+# need, and
 # scripts/guest-init.sh as /init.  With KVER set,
 # also the modules the tests' filesystems need (scripts/guest-modules.sh)
 # in /opt/profil/kmods.  With GUEST_ROOT set, that tree too, at its own

@@ -149,17 +149,25 @@ static inline fz_set fz_copy_struct(const struct fz_env *env, uint64_t a,
 	return e;
 }
 
+/* The size a struct at @a starts with: EFAULT unreadable, EINVAL below @ver0. */
+static inline fz_set fz_size(const struct fz_env *env, uint64_t a,
+			     uint32_t *size, uint32_t ver0)
+{
+	if (!fz_mem(env, a, 4, FZ_READABLE))
+		return FZ_E(EFAULT);
+	memcpy(size, (const void *)(uintptr_t)a, 4);
+	return *size < ver0 ? FZ_E(EINVAL) : FZ_OK;
+}
+
 /* A struct that starts with its size: below @ver0 EINVAL, above a page E2BIG. */
 static inline fz_set fz_copy_in(const struct fz_env *env, uint64_t a,
 				void *dst, uint32_t ksize, uint32_t ver0)
 {
 	uint32_t usize;
+	fz_set e = fz_size(env, a, &usize, ver0);
 
-	if (!fz_mem(env, a, 4, FZ_READABLE))
-		return FZ_E(EFAULT);
-	memcpy(&usize, (const void *)(uintptr_t)a, 4);
-	if (usize < ver0)
-		return FZ_E(EINVAL);
+	if (e != FZ_OK)
+		return e;
 	if (usize > FZ_PAGE_SIZE)
 		return FZ_E(E2BIG);
 	return fz_copy_struct(env, a, usize, dst, ksize);
@@ -454,13 +462,11 @@ static inline fz_set fz_ref_stats(const struct fz_env *env, uint64_t arg,
 				  uint32_t *wrote)
 {
 	uint32_t size;
+	fz_set e = fz_size(env, arg, &size, PROFIL_STATS_SIZE_VER0);
 
 	*wrote = 0;
-	if (!fz_mem(env, arg, 4, FZ_READABLE))
-		return FZ_E(EFAULT);
-	memcpy(&size, (const void *)(uintptr_t)arg, 4);
-	if (size < PROFIL_STATS_SIZE_VER0)
-		return FZ_E(EINVAL);
+	if (e != FZ_OK)
+		return e;
 	if (size > sizeof(struct profil_stats))
 		size = sizeof(struct profil_stats);
 	if (!fz_mem(env, arg, size, FZ_WRITABLE))
