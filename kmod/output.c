@@ -125,7 +125,7 @@ static int profil_output_check(const struct profil_output *uo)
 	u64 end, recs;
 	int ret;
 
-	if (uo->flags)
+	if (uo->flags & ~PROFIL_OUTPUT_FLAGS)
 		return -EINVAL;
 	if (!uo->rec_size || uo->rec_size > PAGE_SIZE)
 		return -EINVAL;
@@ -180,6 +180,7 @@ int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
 	out->head_size = uo.head_size;
 	out->nr_recs_max = uo.nr_recs_max;
 	out->ctl_offset = uo.ctl_offset;
+	out->flags = uo.flags;
 
 	tmpl = profil_name_dup(uo.child_name);
 	if (IS_ERR(tmpl))
@@ -243,6 +244,8 @@ int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src,
 	out->head_size = s->head_size;
 	out->nr_recs_max = s->nr_recs_max;
 	out->ctl_offset = s->ctl_offset;
+	out->flags = s->flags;
+	out->child = true;
 	if (!dir)
 		return -ESRCH;	/* the parent's file was written already */
 	out->dir = get_file(dir);
@@ -250,6 +253,16 @@ int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src,
 	if (!out->child_name)
 		return -ENOMEM;
 	return profil_output_own(out, out->child_name, t);
+}
+
+/*
+ * Whether @arm's file is written when its process execs: not a forked
+ * descendant's whose output says PROFIL_OUTPUT_CHILD_EXIT_ONLY.
+ */
+bool profil_output_at_exec(const struct profil_arm *arm)
+{
+	return !arm->out || !arm->out->child ||
+	       !(arm->out->flags & PROFIL_OUTPUT_CHILD_EXIT_ONLY);
 }
 
 /**

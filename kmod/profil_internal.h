@@ -128,6 +128,8 @@ struct profil_koutput {
 	u64 head_size;			/*   struct profil_output */
 	u64 nr_recs_max;
 	u64 ctl_offset;
+	u32 flags;			/* PROFIL_OUTPUT_* */
+	bool child;			/* a forked descendant's */
 	char *name;			/* this process's file */
 	char *child_name;		/* template for forked children */
 };
@@ -173,9 +175,10 @@ struct profil_arm {
 	bool live;
 	bool held;			/* a re-arm: the tick counts nothing */
 					/* until the old arm's file is written */
-	bool file_kept;			/* the next arm carries its file on: */
-					/* not written at the stop; set, and */
-					/* read, under the session lock */
+	bool no_write;			/* its file is not written at the */
+					/* stop: the next arm carries it on, */
+					/* or a child's exec drops it; set, */
+					/* and read, under the session lock */
 	atomic_t faulted;
 	unsigned long fault_gp;
 
@@ -370,6 +373,7 @@ int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
 int profil_output_clone(struct profil_arm *arm, const struct profil_arm *src,
 			struct file *dir, struct task_struct *t);
 int profil_output_keep(struct profil_arm *arm, struct profil_arm *old);
+bool profil_output_at_exec(const struct profil_arm *arm);
 struct file *profil_output_dir_get_rcu(const struct profil_arm *arm);
 void profil_output_free(struct profil_koutput *out);
 

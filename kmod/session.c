@@ -132,7 +132,7 @@ profil_session_stop_locked(struct profil_session *sess, u32 why)
 		why = PROFIL_STOP_FULL;
 	sess->stop_reason = why;
 	profil_regions_unwatch(arm);
-	if (arm->out && !arm->file_kept)
+	if (arm->out && !arm->no_write)
 		return profil_write_submit(sess, arm);
 	profil_regions_unpin(arm);
 	profil_arm_put(arm);
@@ -302,14 +302,35 @@ static void profil_mn_free(struct mmu_notifier *mn)
 	profil_session_put(container_of(mn, struct profil_session, mn));
 }
 
+/*
+ * Whether @sess's process has gone on to another mm, alive: an exec (the
+ * mm is released by the process itself, or later by whoever held it).
+ */
+static bool profil_session_execd(struct profil_session *sess)
+{
+	struct task_struct *t;
+	bool execd;
+
+	rcu_read_lock();
+	t = pid_task(sess->owner, PIDTYPE_TGID);
+	execd = t && !(t->flags & PF_EXITING) &&
+		READ_ONCE(t->mm) != sess->mn.mm;
+	rcu_read_unlock();
+	return execd;
+}
+
 static void profil_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
 {
 	struct profil_session *sess = container_of(mn, struct profil_session,
 						   mn);
+	struct profil_arm *arm;
 	struct profil_write *w;
 	bool hashed, own;
 
 	mutex_lock(&sess->lock);
+	arm = profil_locked_arm(sess);
+	if (arm && !profil_output_at_exec(arm) && profil_session_execd(sess))
+		arm->no_write = true;
 	w = profil_session_stop_locked(sess, PROFIL_STOP_NONE);
 	hashed = sess->hashed;
 	sess->hashed = false;
@@ -486,7 +507,7 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 	 * PROFIL_STOP_REPLACED is never reported (see the uapi header).
 	 */
 	if (keep)
-		old->file_kept = true;
+		old->no_write = true;
 	w = profil_session_stop_locked(sess, PROFIL_STOP_NONE);
 	rcu_assign_pointer(sess->arm, arm);
 	profil_session_own_locked(sess, t);

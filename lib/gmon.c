@@ -303,7 +303,30 @@ static unsigned int gmon_rate(void)
 	return v;
 }
 
-/* Arm the session: the histogram, and the image as the file's. */
+/*
+ * SETUP, and again without PROFIL_OUTPUT_CHILD_EXIT_ONLY if the module
+ * refuses it (one loaded before the flag: a child that execs then leaves
+ * its file, as profil(1) --children wants).
+ */
+static int gmon_setup(struct profil_setup *s, struct profil_output *o)
+{
+	int ret = __profil_dev_ioctl(PROFIL_IOC_SETUP, s);
+
+	if (ret && errno == EINVAL && o->flags) {
+		o->flags = 0;
+		ret = __profil_dev_ioctl(PROFIL_IOC_SETUP, s);
+		if (ret)
+			o->flags = PROFIL_OUTPUT_CHILD_EXIT_ONLY;
+	}
+	return ret;
+}
+
+/*
+ * Arm the session: the histogram, and the image as the file's.  A forked
+ * child's file is written when it ends, not when it execs: what it holds
+ * then is the parent's profile up to the fork, which glibc's gmon does not
+ * write either, and 10,000 spawned helpers would leave 10,000 files.
+ */
 static int gmon_arm(char *image, size_t image_size, size_t ctl_off,
 		    uintptr_t lowpc, size_t nbins, unsigned int rate)
 {
@@ -315,6 +338,7 @@ static int gmon_arm(char *image, size_t image_size, size_t ctl_off,
 	};
 	struct profil_output o = {
 		.size = sizeof(o),
+		.flags = PROFIL_OUTPUT_CHILD_EXIT_ONLY,
 		.dirfd = gmon.dirfd,
 		.rec_size = sizeof(struct gmon_arc),
 		.image = (uintptr_t)image,
@@ -336,12 +360,12 @@ static int gmon_arm(char *image, size_t image_size, size_t ctl_off,
 	};
 	int ret;
 
-	ret = __profil_dev_ioctl(PROFIL_IOC_SETUP, &s);
+	ret = gmon_setup(&s, &o);
 	if (ret && errno == EINVAL && rate) {
 		gmon_say("PROFIL_RATE=%u refused (above the module's max_rate?): using HZ",
 			 rate);
 		s.rate = 0;
-		ret = __profil_dev_ioctl(PROFIL_IOC_SETUP, &s);
+		ret = gmon_setup(&s, &o);
 	}
 	if (ret)
 		return -1;

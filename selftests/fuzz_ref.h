@@ -226,7 +226,7 @@ static inline fz_set fz_output(const struct profil_output *o)
 	uint64_t recs, end;
 	fz_set e = 0;
 
-	if (o->flags)
+	if (o->flags & ~PROFIL_OUTPUT_FLAGS)
 		e |= FZ_E(EINVAL);
 	if (!o->rec_size || o->rec_size > FZ_PAGE_SIZE)
 		e |= FZ_E(EINVAL);

@@ -18,6 +18,9 @@
  *	fork		forks; the child spins in child_hot(), the parent in
  *			hot(), 0.3 s each; prints the child's pid
  *	exec		calls f1 10 times more, then execs itself with "calls"
+ *	spawn		forks a child that spins in child_hot() for 0.05 s,
+ *			prints its stats and execs a shell; waits for it and
+ *			prints its pid
  *	vfork		a vfork() child whose exec fails calls exit(0); then
  *			the parent calls f2 500 times more and hot() for
  *			0.3 s; prints the child's pid
@@ -36,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -166,6 +170,7 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "calls";
 	uint64_t h, c;
+	int status;
 	pid_t pid;
 
 	if (!strcmp(mode, "monitor")) {
@@ -216,6 +221,23 @@ int main(int argc, char **argv)
 		}
 		printf("child %d\n", (int)pid);
 		hot(300000000ULL);
+		return 0;
+	}
+	if (!strcmp(mode, "spawn")) {
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0)
+			return 2;
+		if (!pid) {
+			child_hot(50000000ULL);
+			print_stats();	/* STATS waits for the take-over */
+			fflush(stdout);
+			execl("/bin/sh", "sh", "-c", "exit 0", (char *)NULL);
+			_exit(2);
+		}
+		if (waitpid(pid, &status, 0) != pid || status)
+			return 2;
+		printf("child %d\n", (int)pid);
 		return 0;
 	}
 	if (!strcmp(mode, "exec")) {

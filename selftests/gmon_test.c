@@ -276,6 +276,28 @@ TEST_F(gmon, a_vfork_childs_exit_leaves_the_parents_profile_alone)
 		       (unsigned long long)gmon_samples(&self->g, hot));
 }
 
+/*
+ * A forked child that execs leaves no gmon.out.PID (it would hold the
+ * parent's profile up to the fork, as glibc's gmon does not write either),
+ * though it was profiled until then.
+ */
+TEST_F(gmon, a_forked_child_that_execs_leaves_no_file)
+{
+	const char *line;
+	int child;
+
+	ASSERT_EQ(0, run_subject(&self->r, self->bin, "spawn", NULL));
+	EXPECT_NE(NULL, strstr(self->r.stdout_text, "stats: state 1 "))
+		TH_LOG("%s", self->r.stdout_text);
+	line = strstr(self->r.stdout_text, "child ");
+	ASSERT_NE(NULL, line);
+	ASSERT_EQ(1, sscanf(line, "child %d", &child));
+	snprintf(self->path, sizeof(self->path), "gmon.out.%d", child);
+	EXPECT_NE(0, access(self->path, F_OK));
+	LOAD("gmon.out");
+	EXPECT_FIRST_CALLS();
+}
+
 TEST_F(gmon, an_execd_image_starts_its_own_profile)
 {
 	ASSERT_EQ(0, run_subject(&self->r, self->bin, "exec", NULL));
@@ -608,6 +630,57 @@ TEST_F(output, exit_writes_and_a_forked_child_uses_its_own_name)
 }
 
 /*
+ * A forked child taken over, then ended by @how: "exec" (a shell that
+ * exits) or "exit"; its exit status, and the size of its file or -1.
+ */
+static long child_file(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(output) *self, const char *how)
+{
+	char name[64];
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -2;
+	if (!pid) {
+		self->ctl->nr_recs = 1;
+		if (get_stats().state != PROFIL_STATE_ON)
+			_exit(1);
+		if (!strcmp(how, "exec"))
+			execl("/bin/sh", "sh", "-c", "exit 0", (char *)NULL);
+		_exit(strcmp(how, "exit") ? 2 : 0);
+	}
+	EXPECT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status) TH_LOG("%s", how);
+	name_pid(name, sizeof(name), "kid.%d", pid);
+	return file_size(self->dir, name);
+}
+
+/*
+ * PROFIL_OUTPUT_CHILD_EXIT_ONLY: a forked child's exec writes no file (its
+ * image holds the parent's profile up to the fork), its exit does; without
+ * the flag, both do.  The parent's own file is its own business.
+ */
+TEST_F(output, child_exit_only_writes_a_childs_file_at_exit_not_at_exec)
+{
+	char name[64];
+
+	self->o.flags = PROFIL_OUTPUT_CHILD_EXIT_ONLY;
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+	EXPECT_EQ(-1, child_file(_metadata, self, "exec"));
+	EXPECT_EQ(IMG_HEAD + IMG_REC, child_file(_metadata, self, "exit"));
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+	name_pid(name, sizeof(name), "prof.%d", getpid());
+	EXPECT_EQ(IMG_HEAD, file_size(self->dir, name));
+
+	self->o.flags = 0;
+	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
+	EXPECT_EQ(IMG_HEAD + IMG_REC, child_file(_metadata, self, "exec"));
+	EXPECT_EQ(IMG_HEAD + IMG_REC, child_file(_metadata, self, "exit"));
+}
+
+/*
  * A FIFO at the name is unlinked, never opened: a reader waiting on it
  * sees no writer, and the name holds the profile.
  */
@@ -733,7 +806,9 @@ TEST_F(output, bad_layouts_are_einval)
 {
 	struct profil_output good = self->o;
 
-	self->o.flags = 1;
+	self->o.flags = ~PROFIL_OUTPUT_FLAGS;
+	expect_refused(_metadata, self, EINVAL);
+	self->o.flags = 0x80000000U;
 	expect_refused(_metadata, self, EINVAL);
 	self->o = good;
 	self->o.rec_size = 0;

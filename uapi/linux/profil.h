@@ -114,10 +114,13 @@ struct profil_setup {
  * and "%%" for '%'; 'name' is used by the process that armed,
  * 'child_name' by every forked descendant that inherits the arm.  While
  * ctl.enable is 0 the tick counts nothing (struct profil_stats.paused).
+ * With PROFIL_OUTPUT_CHILD_EXIT_ONLY a forked descendant that execs writes
+ * no file: its file is written only if it ends without exec, as glibc's
+ * gmon writes a child's gmon.out at exit and never at exec.
  */
 struct profil_output {
 	__u32 size;		/* sizeof(struct profil_output) */
-	__u32 flags;		/* none yet: 0 */
+	__u32 flags;		/* PROFIL_OUTPUT_* */
 	__s32 dirfd;		/* the directory of the file */
 	__u32 rec_size;		/* bytes in one record, 1..PAGE_SIZE */
 	__aligned_u64 image;	/* user address, 8-byte aligned */
@@ -131,6 +134,11 @@ struct profil_output {
 };
 
 #define PROFIL_OUTPUT_SIZE_VER0	72 /* first published struct profil_output */
+
+/* struct profil_output.flags */
+#define PROFIL_OUTPUT_CHILD_EXIT_ONLY 0x1U /* no file for a forked */
+					   /* descendant's exec */
+#define PROFIL_OUTPUT_FLAGS	PROFIL_OUTPUT_CHILD_EXIT_ONLY
 
 /* Lives in the image at ctl_offset; shared with the tick, never written. */
 struct profil_output_ctl {
