@@ -30,7 +30,9 @@
  *	sigint		"SIGINT ignored" or "SIGINT default" on stdout: the
  *			disposition it was started with
  *	waitkill	a forked child runs twenty 300 ms and is waited for,
- *			then fifty 300 ms, then SIGTERM to itself
+ *			then fifty 300 ms; prints "self S children S", its
+ *			own CPU time and its child's (getrusage), then
+ *			SIGTERM to itself
  *	daemon		a forked child waits for the command to exit, then,
  *			orphaned, runs twenty 300 ms
  *	iconv		UTF-8 into ISO-8859-2 with iconv(3) for 400 ms of
@@ -274,11 +276,23 @@ static int child_twenty(void)
 	return status;
 }
 
+static double ru_s(int who)
+{
+	struct rusage ru;
+
+	getrusage(who, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static int wait_then_die(void)
 {
 	if (child_twenty() < 0)
 		return 1;
 	work(1, 0, 0, 300);
+	printf("self %.3f children %.3f\n", ru_s(RUSAGE_SELF),
+	       ru_s(RUSAGE_CHILDREN));
+	fflush(stdout);
 	raise(SIGTERM);
 	return 1;
 }

@@ -216,13 +216,20 @@ static inline double expected(uint64_t ns, unsigned int rate)
 	return (double)ns * rate / NSEC;
 }
 
-/* @got samples for @ns of CPU time at @rate: 90% - 2 to 105% + 2, logged. */
-#define EXPECT_SAMPLES_NEAR(got, ns, rate) do {				\
-	double __want = expected(ns, rate);				\
-	TH_LOG("%s: %llu samples for %.1f expected", #got,		\
-	       (unsigned long long)(got), __want);			\
-	EXPECT_TRUE((got) >= __want * 0.9 - 2 && (got) <= __want * 1.05 + 2); \
+/*
+ * @got samples for at least @lo_ns and at most @hi_ns of CPU time at
+ * @rate: 90% - 2 of the one to 105% + 2 of the other, logged.
+ */
+#define EXPECT_SAMPLES_WITHIN(got, lo_ns, hi_ns, rate) do {		\
+	double __lo = expected(lo_ns, rate), __hi = expected(hi_ns, rate); \
+	TH_LOG("%s: %llu samples for %.1f to %.1f expected", #got,	\
+	       (unsigned long long)(got), __lo, __hi);			\
+	EXPECT_TRUE((got) >= __lo * 0.9 - 2 && (got) <= __hi * 1.05 + 2); \
 } while (0)
+
+/* @got samples for @ns of CPU time at @rate: 90% - 2 to 105% + 2, logged. */
+#define EXPECT_SAMPLES_NEAR(got, ns, rate)				\
+	EXPECT_SAMPLES_WITHIN(got, ns, ns, rate)
 
 /*
  * The kernel's HZ: the rate a session gets when it asks for none (armed
