@@ -58,7 +58,8 @@ struct profil_arm *profil_arm_alloc(u32 nr_regions)
 /*
  * A new, unpinned arm with @src's configuration, for inheritance at fork:
  * for the child @t, whose output it becomes, in @dir (referenced by the
- * caller, taken when the child was forked).
+ * caller, taken when the child was forked).  Return: the arm, or an
+ * ERR_PTR().
  */
 struct profil_arm *profil_arm_clone(const struct profil_arm *src,
 				    struct file *dir, struct task_struct *t)
@@ -66,9 +67,10 @@ struct profil_arm *profil_arm_clone(const struct profil_arm *src,
 	struct profil_arm *arm = profil_arm_alloc(src->nr_all);
 	const struct profil_kregion *s = src->regions;
 	struct profil_kregion *r;
+	int ret;
 
 	if (!arm)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	/* A file kept is the parent's business: the child has its own. */
 	arm->flags = src->flags & ~PROFIL_F_KEEP_FILE;
 	arm->mode = src->mode;
@@ -85,9 +87,12 @@ struct profil_arm *profil_arm_clone(const struct profil_arm *src,
 	}
 	if (src->overflow)
 		arm->overflow = &arm->regions[src->overflow - src->regions];
-	if (profil_index_build(arm) || profil_output_clone(arm, src, dir, t)) {
+	ret = profil_index_build(arm);
+	if (!ret)
+		ret = profil_output_clone(arm, src, dir, t);
+	if (ret) {
 		profil_arm_put(arm);
-		return NULL;
+		return ERR_PTR(ret);
 	}
 	return arm;
 }

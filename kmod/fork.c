@@ -114,23 +114,27 @@ static void profil_inherit(const struct profil_arm *parent, struct file *dir,
 {
 	struct profil_session *sess;
 	struct profil_arm *arm;
+	int ret = 0;
 
 	sess = profil_session_get(mm);
 	if (IS_ERR(sess))
 		return;
 	if (parent->mode == PROFIL_MODE_PCSAMPLE)
-		goto failed;
+		goto failed;	/* by design: no error */
 	profil_count_add(sess, PROFIL_TC_MISSED,
 			 div64_u64(READ_ONCE(child->se.sum_exec_runtime),
 				   parent->period_ns));
 	arm = profil_arm_clone(parent, dir, child);
-	if (arm) {
-		if (!profil_session_start(sess, arm, child))
-			return;
-		profil_arm_put(arm);
+	if (IS_ERR(arm)) {
+		ret = PTR_ERR(arm);
+		goto failed;
 	}
+	ret = profil_session_start(sess, arm, child);
+	if (!ret)
+		return;
+	profil_arm_put(arm);
 failed:
-	profil_session_failed(sess, PROFIL_STOP_INHERIT);
+	profil_session_failed(sess, PROFIL_STOP_INHERIT, ret);
 }
 
 /* Is @f's child still alive on the mm it was forked with? */

@@ -308,6 +308,7 @@ struct profil_session {
 	u32 rate;			/* rate of the running or last arm */
 	u64 period_ns;			/* period of the running or last arm */
 	int write_error;		/* of the last profile file, or 0 */
+	int inherit_error;		/* of a failed take-over, or 0 */
 	unsigned long settle_since;	/* jiffies: pages pending since, or 0 */
 	bool hashed;			/* in the hash, with a notifier and a */
 					/* module reference of its own */
@@ -353,7 +354,7 @@ void profil_session_put(struct profil_session *sess);
 void profil_session_queue_work(struct kthread_work *work);
 void profil_session_flush(void);
 void profil_session_off(struct profil_session *sess);
-void profil_session_failed(struct profil_session *sess, u32 why);
+void profil_session_failed(struct profil_session *sess, u32 why, int err);
 void profil_session_stats(struct profil_session *sess,
 			  struct profil_stats *st);
 int profil_sessions_init(void);

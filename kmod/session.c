@@ -514,6 +514,7 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 	sess->rate = arm->rate;
 	sess->period_ns = arm->period_ns;
 	sess->stop_reason = PROFIL_STOP_NONE;
+	sess->inherit_error = 0;
 	if (t == current)
 		atomic64_inc(&sess->cnt.armed);
 	/* A fault since the arm went live found it not running yet. */
@@ -541,12 +542,17 @@ void profil_session_off(struct profil_session *sess)
 	profil_write_wait(w);
 }
 
-/* Record why a session that never started is off (a failed inheritance). */
-void profil_session_failed(struct profil_session *sess, u32 why)
+/*
+ * Record why a session that never started is off (a failed inheritance),
+ * and the error that stopped it.
+ */
+void profil_session_failed(struct profil_session *sess, u32 why, int err)
 {
 	mutex_lock(&sess->lock);
-	if (!profil_locked_arm(sess))
+	if (!profil_locked_arm(sess)) {
 		sess->stop_reason = why;
+		sess->inherit_error = err;
+	}
 	mutex_unlock(&sess->lock);
 }
 
@@ -613,6 +619,7 @@ void profil_session_stats(struct profil_session *sess, struct profil_stats *st)
 	st->rate = sess->rate;
 	st->period_ns = sess->period_ns;
 	st->write_error = sess->write_error;
+	st->inherit_error = sess->inherit_error;
 	mutex_unlock(&sess->lock);
 	profil_session_sum(sess, st);
 	st->armed = atomic64_read(&sess->cnt.armed);

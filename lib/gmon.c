@@ -9,7 +9,7 @@
  *	histogram: 16-bit bins, one per 4 bytes of text (scale 0x8000)
  *	arc records: {from, self, count}, 64-bit each, appended by mcount
  *	struct profil_output_ctl: records in use, enable (not written)
- *	hash of the arcs: record numbers (not written)
+ *	hash of the arcs: record numbers (not written, and not pinned)
  *
  * and arms one kernel session with the histogram as its region and the
  * mapping as the image of its profile file (struct profil_output), with
@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/kcmp.h>
@@ -53,7 +54,8 @@
 #include "mon.h"
 
 #define GMON_TEXT_PER_BIN	4	/* bytes of text per 16-bit bin */
-#define GMON_SCALE		0x8000	/* the same, in profil()'s terms */
+#define GMON_COARSEST		0x10000	/* ... at most, RLIMIT_MEMLOCK */
+					/* permitting (profil() scale 2) */
 #define GMON_ARCS_MIN		50	/* arcs: 2% of the text, as glibc */
 #define GMON_ARCS_MAX		(1U << 20)
 
@@ -76,6 +78,9 @@ static struct {
 	uint32_t hash_mask;
 	uintptr_t lowpc, textsize, bias;
 	size_t head_size;
+	size_t image_size;		/* what is pinned: head to ctl */
+	size_t pin_tried;		/* the last image refused */
+	unsigned int text_per_bin;	/* GMON_TEXT_PER_BIN, or coarser */
 	int kernel;			/* a session writes the file */
 	int kernel_errno;		/* or why not */
 	int dirfd;			/* O_PATH, for our own writing */
@@ -327,14 +332,13 @@ static int gmon_setup(struct profil_setup *s, struct profil_output *o)
  * then is the parent's profile up to the fork, which glibc's gmon does not
  * write either, and 10,000 spawned helpers would leave 10,000 files.
  */
-static int gmon_arm(char *image, size_t image_size, size_t ctl_off,
-		    uintptr_t lowpc, size_t nbins, unsigned int rate)
+static int gmon_arm(char *image, size_t ctl_off, unsigned int rate)
 {
 	struct profil_region r = {
 		.buf = (uintptr_t)image + sizeof(struct gmon_hdr),
-		.bufsize = nbins * 2,
-		.offset = lowpc,
-		.scale = GMON_SCALE,
+		.bufsize = gmon.head_size - sizeof(struct gmon_hdr),
+		.offset = gmon.lowpc,
+		.scale = 0x20000 / gmon.text_per_bin,
 	};
 	struct profil_output o = {
 		.size = sizeof(o),
@@ -342,7 +346,7 @@ static int gmon_arm(char *image, size_t image_size, size_t ctl_off,
 		.dirfd = gmon.dirfd,
 		.rec_size = sizeof(struct gmon_arc),
 		.image = (uintptr_t)image,
-		.image_size = image_size,
+		.image_size = gmon.image_size,
 		.head_size = gmon.head_size,
 		.nr_recs_max = gmon.nr_max,
 		.ctl_offset = ctl_off,
@@ -425,16 +429,82 @@ static uint64_t gmon_nr_arcs(uintptr_t textsize)
 }
 
 /*
+ * Lay the image out with a bin per @per_bin bytes of text, the bins a
+ * multiple of 4 so that the records after them are 8-aligned; the image
+ * ends with the control structure.  Return: the control's offset.
+ */
+static size_t gmon_layout(unsigned int per_bin)
+{
+	size_t nbins = (gmon.textsize + 4 * per_bin - 1) / (4 * per_bin) * 4;
+	size_t ctl_off;
+
+	gmon.text_per_bin = per_bin;
+	gmon.head_size = sizeof(struct gmon_hdr) + nbins * 2;
+	ctl_off = gmon.head_size + gmon.nr_max * sizeof(struct gmon_arc);
+	gmon.image_size = ctl_off + sizeof(struct profil_output_ctl);
+	return ctl_off;
+}
+
+/* RLIMIT_MEMLOCK in KiB, for a message; -1 if unlimited. */
+static long long gmon_memlock_kib(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return -1;
+	return rl.rlim_cur >> 10;
+}
+
+/*
+ * Arm with the finest histogram that the kernel can pin: one the user's
+ * RLIMIT_MEMLOCK refuses (ENOMEM) is halved until it fits, and that is
+ * said.  Calls are counted whatever happens (the records are the same in
+ * every layout).  Return: the offset of the control structure in use.
+ */
+static size_t gmon_arm_fitting(char *image, unsigned int rate)
+{
+	struct profil_output_ctl *ctl;
+	size_t ctl_off, finest = 0;
+	unsigned int per_bin;
+
+	for (per_bin = GMON_TEXT_PER_BIN;; per_bin *= 2) {
+		ctl_off = gmon_layout(per_bin);
+		if (!finest)
+			finest = gmon.image_size;
+		ctl = (struct profil_output_ctl *)(image + ctl_off);
+		ctl->enable = 1;
+		if (!gmon_arm(image, ctl_off, rate)) {
+			gmon.kernel = 1;
+			break;
+		}
+		ctl->enable = 0;	/* maybe where the records go */
+		gmon.kernel_errno = errno;
+		gmon.pin_tried = gmon.image_size;
+		if (errno != ENOMEM || per_bin >= GMON_COARSEST ||
+		    gmon.head_size == sizeof(struct gmon_hdr) + 8) {
+			/* Calls only, in the finest layout: we write it. */
+			ctl_off = gmon_layout(GMON_TEXT_PER_BIN);
+			ctl = (struct profil_output_ctl *)(image + ctl_off);
+			ctl->enable = 1;
+			return ctl_off;
+		}
+	}
+	if (per_bin != GMON_TEXT_PER_BIN)
+		gmon_say("RLIMIT_MEMLOCK (%lld KiB) cannot pin the profile (%zu KiB): a bin per %u bytes of text, not %u (%zu KiB)",
+			 gmon_memlock_kib(), finest >> 10, per_bin,
+			 GMON_TEXT_PER_BIN, gmon.image_size >> 10);
+	return ctl_off;
+}
+
+/*
  * Start profiling [lowpc, highpc): called by gcrt1.o before main, or by
  * the program (monitor()).  A second call while profiling is a no-op.
  */
 __attribute__((visibility("default")))
 void __monstartup(unsigned long lowpc, unsigned long highpc)
 {
-	size_t nbins, hash_slots, ctl_off, total;
-	struct profil_output_ctl *ctl;
+	size_t hash_slots, ctl_off, total;
 	int state = GMON_OFF;
-	unsigned int rate;
 	char *image;
 
 	if (!__atomic_compare_exchange_n(&gmon.state, &state, GMON_STARTING,
@@ -447,14 +517,13 @@ void __monstartup(unsigned long lowpc, unsigned long highpc)
 		goto fail;
 	gmon.lowpc = lowpc;
 	gmon.textsize = highpc - lowpc;
-	nbins = gmon.textsize / GMON_TEXT_PER_BIN;	/* a multiple of 4 */
 	gmon.nr_max = gmon_nr_arcs(gmon.textsize);
 	for (hash_slots = 1; hash_slots < 2 * gmon.nr_max; hash_slots <<= 1)
 		;
 	gmon.hash_mask = hash_slots - 1;
-	gmon.head_size = sizeof(struct gmon_hdr) + nbins * 2;
-	ctl_off = gmon.head_size + gmon.nr_max * sizeof(struct gmon_arc);
-	total = ctl_off + sizeof(struct profil_output_ctl) + hash_slots * 4;
+	/* The finest layout's image, then the hash, which is not pinned. */
+	gmon_layout(GMON_TEXT_PER_BIN);
+	total = gmon.image_size + hash_slots * 4;
 
 	image = mmap(NULL, total, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -463,13 +532,8 @@ void __monstartup(unsigned long lowpc, unsigned long highpc)
 		goto fail;
 	}
 	gmon.hdr = (struct gmon_hdr *)image;
-	gmon.arcs = (struct gmon_arc *)(image + gmon.head_size);
-	gmon.hash = (uint32_t *)(image + ctl_off +
-				 sizeof(struct profil_output_ctl));
+	gmon.hash = (uint32_t *)(image + gmon.image_size);
 	gmon.bias = gmon_bias(lowpc);
-	gmon.hdr->lowpc = lowpc - gmon.bias;
-	gmon.hdr->highpc = highpc - gmon.bias;
-	gmon.hdr->ncnt = gmon.head_size;
 	gmon.hdr->version = GMON_VERSION;
 	gmon.hdr->profrate = sysconf(_SC_CLK_TCK);
 	gmon.pid = getpid();
@@ -477,15 +541,16 @@ void __monstartup(unsigned long lowpc, unsigned long highpc)
 		goto fail_unmap;
 	gmon_check_dir();
 
-	ctl = (struct profil_output_ctl *)(image + ctl_off);
-	ctl->enable = 1;
-	rate = gmon_rate();
-	if (!gmon_arm(image, total, ctl_off, lowpc, nbins, rate))
-		gmon.kernel = 1;
-	else
-		gmon.kernel_errno = errno;
+	ctl_off = gmon_arm_fitting(image, gmon_rate());
+	/* The histogram's range: the text, up to its last bin's end. */
+	gmon.hdr->lowpc = lowpc - gmon.bias;
+	gmon.hdr->highpc = gmon.hdr->lowpc + (gmon.head_size -
+		sizeof(struct gmon_hdr)) / 2 * gmon.text_per_bin;
+	gmon.hdr->ncnt = gmon.head_size;
+	gmon.arcs = (struct gmon_arc *)(image + gmon.head_size);
 	/* mcount starts here. */
-	__atomic_store_n(&gmon.ctl, ctl, __ATOMIC_RELEASE);
+	__atomic_store_n(&gmon.ctl, (struct profil_output_ctl *)
+			 (image + ctl_off), __ATOMIC_RELEASE);
 	__atomic_store_n(&gmon.state, GMON_ON, __ATOMIC_RELEASE);
 	return;
 
@@ -545,6 +610,28 @@ static void gmon_write(void)
 	close(fd);
 }
 
+/*
+ * A forked child that the kernel could not take over (PROFIL_STOP_INHERIT,
+ * the error @err): its file has its calls and its parent's samples up to
+ * the fork, none of its own.
+ */
+static void gmon_say_uninherited(int err)
+{
+	char name[NAME_MAX + 32];
+	char why[96];
+
+	gmon_expand(name, sizeof(name), gmon.child_name, getpid());
+	if (err == ENOMEM)
+		snprintf(why, sizeof(why),
+			 "RLIMIT_MEMLOCK, %lld KiB, cannot pin %zu KiB more",
+			 gmon_memlock_kib(), gmon.image_size >> 10);
+	else
+		snprintf(why, sizeof(why), "%s",
+			 err ? strerror(err) : "the module's reason unknown");
+	gmon_say("no samples of this forked child (%s): %s has its calls and its parent's samples up to the fork",
+		 why, name);
+}
+
 /* Did the kernel write the file just now?  Ends the session. */
 static int gmon_kernel_wrote(void)
 {
@@ -570,6 +657,8 @@ static int gmon_kernel_wrote(void)
 	    (getpid() != gmon.pid &&
 	     before.stop_reason != PROFIL_STOP_INHERIT))
 		return 1;
+	if (getpid() != gmon.pid)
+		gmon_say_uninherited(-before.inherit_error);
 	return 0;
 }
 
@@ -601,7 +690,11 @@ void _mcleanup(void)
 		return;
 	__atomic_store_n(&gmon.ctl->enable, 0, __ATOMIC_RELAXED);
 	if (!gmon.kernel || !gmon_kernel_wrote()) {
-		if (!gmon.kernel)
+		if (!gmon.kernel && gmon.kernel_errno == ENOMEM)
+			gmon_say("no histogram (RLIMIT_MEMLOCK, %lld KiB, cannot pin even %zu KiB): %s has call counts only",
+				 gmon_memlock_kib(), gmon.pin_tried >> 10,
+				 gmon.name);
+		else if (!gmon.kernel)
 			gmon_say("no histogram (%s%s): %s has call counts only",
 				 gmon.kernel_errno == ENOSYS ?
 				 PROFIL_DEVICE " is missing, load profil.ko" :

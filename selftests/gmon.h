@@ -159,14 +159,18 @@ static inline uint64_t gmon_calls_to(const struct gmon *g, struct fn to)
 }
 
 /* Samples in the bins that lie in @f (gprof's 4 bytes a bin). */
+/* The samples in the bins that overlap @f, of whatever width. */
 static inline uint64_t gmon_samples(const struct gmon *g, struct fn f)
 {
-	uint64_t n = 0, pc;
+	uint64_t n = 0, pc, width;
 	size_t i;
 
+	if (!g->nbins)
+		return 0;
+	width = (g->highpc - g->lowpc) / g->nbins;
 	for (i = 0; i < g->nbins; i++) {
-		pc = g->lowpc + 4 * i;
-		if (pc >= f.lo && pc < f.hi)
+		pc = g->lowpc + width * i;
+		if (pc < f.hi && pc + width > f.lo)
 			n += g->bins[i];
 	}
 	return n;

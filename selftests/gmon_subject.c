@@ -32,6 +32,11 @@
  *			then uses both itself: exits 3 if something is wrong
  *	monitor		(gmon_monitor) monitor() over the text, hot() for
  *			0.3 s, monitor(NULL)
+ *	monitor-wide	(gmon_monitor) the same over 64 MiB from the text's
+ *			start, with room for 100 arcs
+ *	monitor-fork	monitor-wide, but first a forked child spins in
+ *			child_hot() for 0.1 s and calls monitor(NULL); waited
+ *			for, its pid printed
  */
 #include <signal.h>
 #include <stdint.h>
@@ -173,6 +178,28 @@ int main(int argc, char **argv)
 	int status;
 	pid_t pid;
 
+	if (!strcmp(mode, "monitor-wide") || !strcmp(mode, "monitor-fork")) {
+		monitor((int (*)(void))__executable_start,
+			(int (*)(void))(__executable_start + (64 << 20)),
+			NULL, 0, 100);
+		if (!strcmp(mode, "monitor-fork")) {
+			fflush(stdout);
+			pid = fork();
+			if (pid < 0)
+				return 2;
+			if (!pid) {
+				child_hot(100000000ULL);
+				monitor(NULL, NULL, NULL, 0, 0);
+				_exit(0);
+			}
+			if (waitpid(pid, &status, 0) != pid || status)
+				return 2;
+			printf("child %d\n", (int)pid);
+		}
+		hot(300000000ULL);
+		monitor(NULL, NULL, NULL, 0, 0);
+		return 0;
+	}
 	if (!strcmp(mode, "monitor")) {
 		monitor((int (*)(void))__executable_start,
 			(int (*)(void))etext, NULL, 0, 0);

@@ -6,7 +6,10 @@
  * directory and reads the file back as gprof does (gmon.h).
  */
 #define _GNU_SOURCE
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 
 #include "common.h"
 #include "gmon.h"
@@ -461,6 +464,94 @@ TEST_F(gmon, monitor_profiles_a_program_built_without_pg)
 	EXPECT_EQ(0, self->g.narcs);
 	EXPECT_TRUE(within(gmon_samples(&self->g, elf_fn(self->bin, "hot")),
 			   0.3 * self->hz, 0.15));
+}
+
+/*
+ * Held to RLIMIT_MEMLOCK @kib: root too, without CAP_IPC_LOCK in its
+ * bounding set (so not after exec either).  In the test's own process.
+ */
+static int memlock_limit(unsigned long kib)
+{
+	struct rlimit rl = { kib << 10, kib << 10 };
+
+	if (!geteuid() && prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0))
+		return -1;
+	return setrlimit(RLIMIT_MEMLOCK, &rl);
+}
+
+/*
+ * A profile that RLIMIT_MEMLOCK cannot pin gets a coarser histogram, said
+ * in one line: 64 MiB of text at 4 bytes a bin is 32 MiB of bins, and 1
+ * MiB fits a bin per 256 bytes (one per 128 would take 257 pages).  The
+ * arcs' hash is not pinned.
+ */
+TEST_F(gmon, a_profile_past_rlimit_memlock_gets_a_coarser_histogram)
+{
+	struct fn hot;
+	char *nl;
+
+	gmon_helper(self->bin, sizeof(self->bin), "gmon_monitor");
+	hot = elf_fn(self->bin, "hot");
+	ASSERT_EQ(0, memlock_limit(1024));
+	ASSERT_EQ(0, run_subject(&self->r, self->bin, "monitor-wide", NULL));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text,
+			       "RLIMIT_MEMLOCK (1024 KiB) cannot pin the profile (32770 KiB): a bin per 256 bytes of text, not 4 (514 KiB)"))
+		TH_LOG("%s", self->r.stderr_text);
+	nl = strchr(self->r.stderr_text, '\n');
+	EXPECT_TRUE(nl && !nl[1]) TH_LOG("%s", self->r.stderr_text);
+	LOAD("gmon.out");
+	EXPECT_EQ((64 << 20) / 256, self->g.nbins);
+	EXPECT_EQ(64 << 20, self->g.highpc - self->g.lowpc);
+	EXPECT_TRUE(within(gmon_samples(&self->g, hot), 0.3 * self->hz, 0.15))
+		TH_LOG("hot: %llu samples",
+		       (unsigned long long)gmon_samples(&self->g, hot));
+}
+
+/*
+ * A forked child whose copy of the profile the limit cannot pin as well
+ * (514 KiB twice in 1 MiB) says that its file has none of its samples,
+ * and why; the parent's profile goes on.
+ */
+TEST_F(gmon, a_forked_child_past_rlimit_memlock_says_it_has_no_samples)
+{
+	struct fn hot, child_hot;
+	int child;
+
+	gmon_helper(self->bin, sizeof(self->bin), "gmon_monitor");
+	hot = elf_fn(self->bin, "hot");
+	child_hot = elf_fn(self->bin, "child_hot");
+	ASSERT_EQ(0, memlock_limit(1024));
+	ASSERT_EQ(0, run_subject(&self->r, self->bin, "monitor-fork", NULL));
+	ASSERT_EQ(1, sscanf(self->r.stdout_text, "child %d", &child));
+	snprintf(self->path, sizeof(self->path),
+		 "no samples of this forked child (RLIMIT_MEMLOCK, 1024 KiB, cannot pin 514 KiB more): gmon.out.%d has its calls",
+		 child);
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, self->path))
+		TH_LOG("%s", self->r.stderr_text);
+	snprintf(self->path, sizeof(self->path), "gmon.out.%d", child);
+	LOAD(self->path);
+	EXPECT_EQ(0, gmon_samples(&self->g, child_hot));
+	gmon_free(&self->g);
+	LOAD("gmon.out");
+	EXPECT_TRUE(within(gmon_samples(&self->g, hot), 0.3 * self->hz, 0.15))
+		TH_LOG("hot: %llu samples",
+		       (unsigned long long)gmon_samples(&self->g, hot));
+}
+
+/*
+ * A limit that pins nothing: the calls are counted all the same, in the
+ * file the library writes itself, and the line says why.
+ */
+TEST_F(gmon, rlimit_memlock_0_keeps_the_calls_and_names_the_limit)
+{
+	ASSERT_EQ(0, memlock_limit(0));
+	ASSERT_EQ(0, run_subject(&self->r, self->bin, "calls", self->env));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text,
+			       "no histogram (RLIMIT_MEMLOCK, 0 KiB, cannot pin even "))
+		TH_LOG("%s", self->r.stderr_text);
+	LOAD("gmon.out");
+	EXPECT_FIRST_CALLS();
+	EXPECT_EQ(0, gmon_all_samples(&self->g));
 }
 
 /* -------- struct profil_output, straight through the ioctl -------- */

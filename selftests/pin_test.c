@@ -272,12 +272,15 @@ PIN_TEST(fork_child_copy_counts_against_the_users_limit)
 		r[0] = st.state;
 		r[1] = st.stop_reason;
 		r[2] = vmpin_kb();
+		r[3] = st.inherit_error;
 		_exit(0);
 	}
 	ASSERT_EQ(0, wait_exit(pid));
 	EXPECT_EQ(PROFIL_STATE_OFF, r[0]);
 	EXPECT_EQ(PROFIL_STOP_INHERIT, r[1]);
 	EXPECT_EQ(0, r[2]);
+	/* STATS says why: the limit. */
+	EXPECT_EQ(-ENOMEM, r[3]);
 
 	st = get_stats();
 	EXPECT_EQ(PROFIL_STATE_ON, st.state);

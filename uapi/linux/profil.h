@@ -192,11 +192,16 @@ struct profil_stats {
 				/* each credits the periods their CPU */
 				/* clock owes to the samples, out_of_range, */
 				/* saturated, missed and paused counts */
+	/* Version 3: */
+	__s32 inherit_error;	/* -errno that kept a forked child from */
+				/* taking over (PROFIL_STOP_INHERIT), or 0 */
+	__u32 reserved;		/* 0 */
 };
 
 #define PROFIL_STATS_SIZE_VER0	64 /* first published struct profil_stats */
 #define PROFIL_STATS_SIZE_VER1	88 /* adds paused, written, write_error */
 #define PROFIL_STATS_SIZE_VER2	96 /* adds ticks */
+#define PROFIL_STATS_SIZE_VER3	104 /* adds inherit_error */
 
 /*
  * The ioctl numbers.  SETUP and STATS carry sizeof() their struct in the
