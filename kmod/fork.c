@@ -21,6 +21,11 @@
  * interfaces every kernel exports to modules (no task_work_add(), which
  * only Debian's kernels export).
  *
+ * A parent whose buffer an invalidation made the tick stop counting (a
+ * fault still to settle, session.c) is settled first, on the same thread:
+ * its pages in place, the child's copy is the buffer; gone, the child's
+ * session says why it has none.
+ *
  * The thread faults nothing in that could wait on the child (userfaultfd,
  * I/O): buffer.c pins a child's pages with FOLL_NOFAULT after a FOLL_NOWAIT
  * fault-in, so a child that replaced its buffer gets PROFIL_STOP_INHERIT,
@@ -110,17 +115,17 @@ void profil_fork_settle(void)
  * (pcsample(2)).
  */
 static void profil_inherit(const struct profil_arm *parent, struct file *dir,
-			   struct task_struct *child, struct mm_struct *mm)
+			   struct task_struct *child, struct mm_struct *mm,
+			   int ret)
 {
 	struct profil_session *sess;
 	struct profil_arm *arm;
-	int ret = 0;
 
 	sess = profil_session_get(mm);
 	if (IS_ERR(sess))
 		return;
-	if (parent->mode == PROFIL_MODE_PCSAMPLE)
-		goto failed;	/* by design: no error */
+	if (ret || parent->mode == PROFIL_MODE_PCSAMPLE)
+		goto failed;	/* pcsample: by design, no error */
 	profil_count_add(sess, PROFIL_TC_MISSED,
 			 div64_u64(READ_ONCE(child->se.sum_exec_runtime),
 				   parent->period_ns));
@@ -135,6 +140,29 @@ static void profil_inherit(const struct profil_arm *parent, struct file *dir,
 	profil_arm_put(arm);
 failed:
 	profil_session_failed(sess, PROFIL_STOP_INHERIT, ret);
+}
+
+/*
+ * A parent's arm that a fault stopped counting (an invalidation of its
+ * buffer, around the fork or after it) is settled first: its buffer may
+ * have been gone and something else mapped at its address, in the child's
+ * copy too.  If the parent's pages are the pinned ones still, they were
+ * at the fork.  Return: 0, -EAGAIN (still on their way back), or -EFAULT
+ * (the parent's arm was stopped meanwhile).
+ */
+static int profil_fork_parent_settled(struct profil_arm *arm)
+{
+	struct profil_arm *now;
+
+	if (!atomic_read(&arm->faulted))
+		return 0;
+	profil_session_settle_run(arm->sess);
+	if (!atomic_read(&arm->faulted))
+		return 0;
+	rcu_read_lock();
+	now = rcu_dereference(arm->sess->arm);
+	rcu_read_unlock();
+	return now == arm ? -EAGAIN : -EFAULT;
 }
 
 /* Is @f's child still alive on the mm it was forked with? */
@@ -156,14 +184,16 @@ static void profil_fork_take_over(struct kthread_work *work)
 {
 	struct profil_fork *f = container_of(work, struct profil_fork, work);
 	struct mem_cgroup *memcg, *old;
+	int ret;
 
 	/* Exited or exec'ed first: nothing to take over. */
 	if (profil_fork_child_there(f)) {
+		ret = profil_fork_parent_settled(f->arm);
 		/* What it allocates is the child's, as if it ran there. */
 		memcg = get_mem_cgroup_from_mm(f->mm);
 		old = set_active_memcg(memcg);
 		kthread_use_mm(f->mm);
-		profil_inherit(f->arm, f->dir, f->child, f->mm);
+		profil_inherit(f->arm, f->dir, f->child, f->mm, ret);
 		kthread_unuse_mm(f->mm);
 		set_active_memcg(old);
 		mem_cgroup_put(memcg);
@@ -205,11 +235,7 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 		arm = profil_fork_pending_arm(mm, &dir);
 	if (!arm)
 		return;
-	/*
-	 * Not while a fault is being settled: the parent's buffer may be gone
-	 * and something else mapped at its address, in the child too.
-	 */
-	if ((arm->flags & PROFIL_F_NOINHERIT) || atomic_read(&arm->faulted))
+	if (arm->flags & PROFIL_F_NOINHERIT)
 		goto out_put;
 
 	f = kmalloc(sizeof(*f), GFP_ATOMIC | __GFP_ACCOUNT);

@@ -217,18 +217,19 @@ static bool profil_session_decide_locked(struct profil_session *sess,
 }
 
 /**
- * profil_session_settle - settle a fault or a full pcsample array
- * @work: the session's settle_work, queued by the first invalidation, or
- *	by the tick that found the array full, or by itself to look again
+ * profil_session_settle_run - settle a fault or a full pcsample array now
+ * @sess: the session
  *
- * Borrows the mm (a worker has none) to fault the pages in, with no lock
- * held, then checks them under the session lock (arm.c).  A file of an arm
- * it stops is written on, not waited for.
+ * On the profil-settle thread: from @sess's settle work, or from a child's
+ * take-over that needs its parent settled first (fork.c).  Borrows the mm
+ * (a worker has none) to fault the pages in, with no lock held, then
+ * checks them under the session lock (arm.c).  A file of an arm it stops
+ * is written on, not waited for.
+ *
+ * Return: true if the pages are still on their way: look again later.
  */
-static void profil_session_settle(struct kthread_work *work)
+bool profil_session_settle_run(struct profil_session *sess)
 {
-	struct profil_session *sess = container_of(work, struct profil_session,
-						   settle_work.work);
 	struct mm_struct *mm = sess->mn.mm;
 	struct profil_write *w = NULL;
 	struct profil_arm *arm;
@@ -236,7 +237,7 @@ static void profil_session_settle(struct kthread_work *work)
 
 	/* An mm on its way out: its ->release stops the arm. */
 	if (!mmget_not_zero(mm))
-		return;
+		return false;
 	profil_session_stop_full(sess);
 	kthread_use_mm(mm);
 	arm = profil_session_faulted(sess);
@@ -251,11 +252,23 @@ static void profil_session_settle(struct kthread_work *work)
 		profil_arm_put(arm);
 	}
 	kthread_unuse_mm(mm);
-	if (again)
-		kthread_queue_delayed_work(profil_settler, &sess->settle_work,
-					   PROFIL_SETTLE_DELAY);
 	/* Maybe the last user: the teardown must not run in this work. */
 	mmput_async(mm);
+	return again;
+}
+
+/*
+ * The session's settle_work, queued by the first invalidation, or by the
+ * tick that found the array full, or by itself to look again.
+ */
+static void profil_session_settle(struct kthread_work *work)
+{
+	struct profil_session *sess = container_of(work, struct profil_session,
+						   settle_work.work);
+
+	if (profil_session_settle_run(sess))
+		kthread_queue_delayed_work(profil_settler, &sess->settle_work,
+					   PROFIL_SETTLE_DELAY);
 }
 
 static struct mmu_notifier *profil_mn_alloc(struct mm_struct *mm)

@@ -906,6 +906,39 @@ static void *short_spinner(void *arg)
 	return NULL;
 }
 
+/*
+ * Forks while the parent's buffer is being settled: MADV_FREE invalidates
+ * its pages and leaves them in place, and the fork comes before the settle
+ * thread, or after it.  Every child is taken over all the same (once its
+ * parent is settled), none is left without a session or a reason.
+ */
+LIFE_TEST(forks_while_the_buffer_is_settled_are_taken_over, 120)
+{
+	uint16_t *buf = map_buf(NULL, FRESH);
+	int i, on = 0;
+	pid_t pid;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, arm_buf(buf));
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, madvise(buf, LEN, MADV_FREE));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			struct profil_stats st = get_stats();
+
+			_exit(st.state == PROFIL_STATE_ON ? 0 :
+			      100 + st.stop_reason);
+		}
+		if (!wait_exit(pid))
+			on++;
+		else
+			TH_LOG("fork %d: the child was not taken over", i);
+	}
+	EXPECT_EQ(20, on);
+	EXPECT_EQ(PROFIL_STATE_ON, get_stats().state);
+}
+
 LIFE_TEST(threads_exit_while_sampled_session_runs_on, 180)
 {
 	uint16_t *buf = map_buf(NULL, FRESH);
