@@ -44,6 +44,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/rseq.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/kcmp.h>
@@ -141,6 +142,56 @@ static void gmon_insert(uint64_t n, uint32_t h, uint64_t from, uint64_t self)
 	}
 }
 
+/*
+ * Calls not counted for want of room, in 64 bits, in stripes of a cache
+ * line each picked by the CPU (rseq, registered by glibc 2.35 and later)
+ * or else the thread: a full table's every new-arc call would otherwise
+ * bounce one line between all CPUs.  _mcleanup() sums them into the
+ * header; until then the header says 1, so that a file the kernel writes
+ * at a kill still says the table was full.
+ */
+#define GMON_STRIPES	64
+
+static struct {
+	uint64_t n;
+} __attribute__((aligned(64))) gmon_drops[GMON_STRIPES];
+
+static unsigned int gmon_stripe(void)
+{
+	const struct rseq *rs;
+	uint32_t cpu;
+
+	if (__rseq_size) {
+		rs = (const void *)((char *)__builtin_thread_pointer() +
+				    __rseq_offset);
+		cpu = __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+		if ((int32_t)cpu >= 0)
+			return cpu % GMON_STRIPES;
+	}
+	return ((uintptr_t)__builtin_thread_pointer() >> 12) % GMON_STRIPES;
+}
+
+static void gmon_drop(void)
+{
+	if (!__atomic_load_n(&gmon.hdr->dropped, __ATOMIC_RELAXED))
+		__atomic_store_n(&gmon.hdr->dropped, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&gmon_drops[gmon_stripe()].n, 1, __ATOMIC_RELAXED);
+}
+
+/* The calls not counted so far; the header says as many as it can. */
+static uint64_t gmon_dropped(void)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < GMON_STRIPES; i++)
+		sum += __atomic_load_n(&gmon_drops[i].n, __ATOMIC_RELAXED);
+	__atomic_store_n(&gmon.hdr->dropped,
+			 sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum,
+			 __ATOMIC_RELAXED);
+	return sum;
+}
+
 /* Called by mcount and __fentry__ (mcount.S), for every profiled call. */
 __attribute__((visibility("hidden")))
 void __profil_mcount(uintptr_t frompc, uintptr_t selfpc);
@@ -171,9 +222,14 @@ void __profil_mcount(uintptr_t frompc, uintptr_t selfpc)
 			return;
 		}
 	}
+	/* Full: nothing shared is written from now on but a stripe. */
+	if (__atomic_load_n(&ctl->nr_recs, __ATOMIC_RELAXED) >= gmon.nr_max) {
+		gmon_drop();
+		return;
+	}
 	n = __atomic_fetch_add(&ctl->nr_recs, 1, __ATOMIC_RELAXED);
 	if (n >= gmon.nr_max) {
-		__atomic_fetch_add(&gmon.hdr->dropped, 1, __ATOMIC_RELAXED);
+		gmon_drop();
 		return;
 	}
 	gmon_insert(n, h, from, self);
@@ -682,6 +738,7 @@ __attribute__((visibility("default")))
 void _mcleanup(void)
 {
 	int state = GMON_ON;
+	uint64_t dropped;
 
 	if (gmon_in_vfork_child())
 		return;
@@ -689,6 +746,7 @@ void _mcleanup(void)
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
 	__atomic_store_n(&gmon.ctl->enable, 0, __ATOMIC_RELAXED);
+	dropped = gmon_dropped();
 	if (!gmon.kernel || !gmon_kernel_wrote()) {
 		if (!gmon.kernel && gmon.kernel_errno == ENOMEM)
 			gmon_say("no histogram (RLIMIT_MEMLOCK, %lld KiB, cannot pin even %zu KiB): %s has call counts only",
@@ -703,9 +761,10 @@ void _mcleanup(void)
 				 strerror(gmon.kernel_errno), gmon.name);
 		gmon_write();
 	}
-	if (gmon.hdr->dropped)
-		gmon_say("the arc table was full (%llu arcs): %u calls not counted; raise PROFIL_GMON_ARCS",
-			 (unsigned long long)gmon.nr_max, gmon.hdr->dropped);
+	if (dropped)
+		gmon_say("the arc table was full (%llu arcs): %llu calls not counted; raise PROFIL_GMON_ARCS",
+			 (unsigned long long)gmon.nr_max,
+			 (unsigned long long)dropped);
 }
 
 /*

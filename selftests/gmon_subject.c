@@ -35,8 +35,8 @@
  *	monitor-wide	(gmon_monitor) the same over 64 MiB from the text's
  *			start, with room for 100 arcs
  *	monitor-fork	monitor-wide, but first a forked child spins in
- *			child_hot() for 0.1 s and calls monitor(NULL); waited
- *			for, its pid printed
+ *			child_hot() for 0.1 s, prints its stats and calls
+ *			monitor(NULL); waited for, its pid printed
  */
 #include <signal.h>
 #include <stdint.h>
@@ -165,10 +165,12 @@ static void print_stats(void)
 	if (fd < 0 || ioctl(fd, PROFIL_IOC_STATS, &st))
 		return;
 	close(fd);
-	printf("stats: state %u samples %llu out_of_range %llu missed %llu paused %llu\n",
+	printf("stats: state %u samples %llu out_of_range %llu missed %llu paused %llu stop %u inherit_error %d written %llu\n",
 	       st.state, (unsigned long long)st.samples,
 	       (unsigned long long)st.out_of_range,
-	       (unsigned long long)st.missed, (unsigned long long)st.paused);
+	       (unsigned long long)st.missed, (unsigned long long)st.paused,
+	       st.stop_reason, st.inherit_error,
+	       (unsigned long long)st.written);
 }
 
 int main(int argc, char **argv)
@@ -189,6 +191,8 @@ int main(int argc, char **argv)
 				return 2;
 			if (!pid) {
 				child_hot(100000000ULL);
+				print_stats();
+				fflush(stdout);
 				monitor(NULL, NULL, NULL, 0, 0);
 				_exit(0);
 			}
