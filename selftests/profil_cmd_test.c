@@ -146,6 +146,19 @@ static unsigned long loop_samples(const struct prof *p, const char *fn)
 	return samples_of(p, "all", fn) + samples_of(p, "all", "[vdso]");
 }
 
+/* The header and the first rows, for a test that fails on them. */
+static void log_rows(struct __test_metadata *_metadata, const struct prof *p)
+{
+	int i;
+
+	TH_LOG("%s", p->header);
+	for (i = 0; i < p->n && i < 12; i++)
+		TH_LOG("%s %lu %s %s %#llx", p->rows[i].proc,
+		       p->rows[i].samples, p->rows[i].function,
+		       p->rows[i].object,
+		       (unsigned long long)p->rows[i].start);
+}
+
 /*
  * The row of the most samples in process @proc.  Under the debug kernel
  * not "[vdso]": the subjects read their thread's CPU clock every round
@@ -343,12 +356,12 @@ TEST_F(cmd, children_forked_and_execed)
 	snprintf(pid, sizeof(pid), "%d", main_pid(&self->p));
 	top = top_row(&self->p, pid);
 	ASSERT_NE(NULL, top) TH_LOG("%s", self->p.header);
-	EXPECT_STREQ("fifty", top->function);
+	EXPECT_STREQ("fifty", top->function) log_rows(_metadata, &self->p);
 	other_proc(&self->p, pid, cpid);
 	ASSERT_NE(0, cpid[0]) TH_LOG("no row of the child");
 	top = top_row(&self->p, cpid);
 	ASSERT_NE(NULL, top);
-	EXPECT_STREQ("twenty", top->function);
+	EXPECT_STREQ("twenty", top->function) log_rows(_metadata, &self->p);
 	/* "all" is the sum of the two processes, 300 ms of CPU each. */
 	EXPECT_EQ(samples_of(&self->p, "all", NULL),
 		  samples_of(&self->p, pid, NULL) + samples_of(&self->p, cpid, NULL));
