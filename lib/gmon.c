@@ -25,6 +25,17 @@
  * table, unhashed, with its count of 1: gprof adds up arcs that appear
  * twice.  Nothing blocks, so mcount is also safe in signal handlers.
  *
+ * Arcs are counted per CPU, so that threads on different CPUs calling the
+ * same function do not bounce one count between them: a thread adds to
+ * its arc's record for the CPU it runs on (the cpu_id of the rseq area
+ * that glibc 2.35 and later registers; without one, every thread counts
+ * as CPU 0), and gprof sums the records of one arc.  Each CPU takes its
+ * records from a chunk of its own (GMON_CHUNK records, whole cache lines:
+ * the records start one), so two CPUs' counts never share a line; a
+ * chunk's unused records are written as zeros, which gprof leaves out.  A
+ * thread that migrates between reading its CPU and adding counts in
+ * another CPU's record: once all the same.
+ *
  * Addresses in the file are link-time addresses (the run-time address less
  * the load bias of the object that holds the profiled range), so that PIE
  * programs read back right.  Arcs from or to outside that range (main
@@ -80,6 +91,7 @@ static struct {
 	uintptr_t lowpc, textsize, bias;
 	size_t head_size;
 	size_t image_size;		/* what is pinned: head to ctl */
+	size_t pad;			/* the image's offset in its mapping */
 	size_t pin_tried;		/* the last image refused */
 	unsigned int text_per_bin;	/* GMON_TEXT_PER_BIN, or coarser */
 	int kernel;			/* a session writes the file */
@@ -112,6 +124,27 @@ static void gmon_say(const char *fmt, ...)
 	(void)!write(STDERR_FILENO, line, n);
 }
 
+/*
+ * A hash slot: the record number + 1 in its low GMON_SLOT_BITS, the CPU
+ * (modulo 2048) above; 0 is free.  The hash is of the arc alone, so the
+ * records of one arc for several CPUs follow each other in its chain.
+ */
+#define GMON_SLOT_BITS		21	/* GMON_ARCS_MAX + 1 fits */
+#define GMON_SLOT_REC(s)	((s) & ((1U << GMON_SLOT_BITS) - 1))
+#define GMON_SLOT_CPU(s)	((s) >> GMON_SLOT_BITS)
+
+/*
+ * Per CPU, each in a cache line of its own: the CPU's chunk of records
+ * (the next free one, and its end), and the calls it could not count.
+ */
+#define GMON_STRIPES	64
+#define GMON_CHUNK	8	/* records: 3 cache lines */
+
+static struct {
+	uint64_t chunk;		/* next | end << 32, record numbers */
+	uint64_t dropped;
+} __attribute__((aligned(64))) gmon_cpus[GMON_STRIPES];
+
 static uint32_t gmon_hash(uint64_t from, uint64_t self)
 {
 	uint64_t h = (from * 0x9e3779b97f4a7c15ULL) ^ (self + (self >> 29));
@@ -119,63 +152,124 @@ static uint32_t gmon_hash(uint64_t from, uint64_t self)
 	return (uint32_t)(h ^ (h >> 32));
 }
 
-/* Record a new arc in record @n and hash it, from slot @h on. */
-static void gmon_insert(uint64_t n, uint32_t h, uint64_t from, uint64_t self)
+/* The CPU this thread runs on, as a slot holds it; 0 without rseq. */
+static uint32_t gmon_cpu(void)
 {
+	const struct rseq *rs;
+	int32_t cpu;
+
+	if (!__rseq_size)
+		return 0;
+	rs = (const void *)((char *)__builtin_thread_pointer() +
+			    __rseq_offset);
+	cpu = (int32_t)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+	return cpu < 0 ? 0 : (uint32_t)cpu & (UINT32_MAX >> GMON_SLOT_BITS);
+}
+
+/* A record from stripe @i's chunk, or UINT64_MAX if it has none left. */
+static uint64_t gmon_take(unsigned int i)
+{
+	uint64_t *c = &gmon_cpus[i].chunk;
+	uint64_t cur = __atomic_load_n(c, __ATOMIC_RELAXED);
+
+	while ((uint32_t)cur < cur >> 32)
+		if (__atomic_compare_exchange_n(c, &cur, cur + 1, 0,
+						__ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return (uint32_t)cur;
+	return UINT64_MAX;
+}
+
+/*
+ * A free record for @cpu: from its chunk, or the first of a new chunk that
+ * it claims from the table (the one add on a shared line, once every
+ * GMON_CHUNK new arcs), or, the table full, from any CPU's chunk.  A chunk
+ * claimed by two threads at once keeps the loser's other records empty:
+ * zero records, from and to address 0, which gprof leaves out.
+ * Return: the record number, or UINT64_MAX.
+ */
+static uint64_t gmon_claim(struct profil_output_ctl *ctl, uint32_t cpu)
+{
+	uint64_t *c = &gmon_cpus[cpu % GMON_STRIPES].chunk;
+	uint64_t n, cur, end;
+	unsigned int i;
+
+	n = gmon_take(cpu % GMON_STRIPES);
+	if (n != UINT64_MAX)
+		return n;
+	if (__atomic_load_n(&ctl->nr_recs, __ATOMIC_RELAXED) < gmon.nr_max) {
+		n = __atomic_fetch_add(&ctl->nr_recs, GMON_CHUNK,
+				       __ATOMIC_RELAXED);
+		if (n < gmon.nr_max) {
+			end = n + GMON_CHUNK < gmon.nr_max ?
+			      n + GMON_CHUNK : gmon.nr_max;
+			cur = __atomic_load_n(c, __ATOMIC_RELAXED);
+			__atomic_compare_exchange_n(c, &cur, end << 32 | (n + 1),
+						    0, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+			return n;
+		}
+	}
+	for (i = 0; i < GMON_STRIPES; i++) {
+		n = gmon_take(i);
+		if (n != UINT64_MAX)
+			return n;
+	}
+	return UINT64_MAX;
+}
+
+/* Record a new arc for @cpu in record @n and hash it, from slot @h on. */
+static void gmon_insert(uint64_t n, uint32_t h, uint64_t from, uint64_t self,
+			uint32_t cpu)
+{
+	uint32_t seen, slot = cpu << GMON_SLOT_BITS | (uint32_t)(n + 1);
 	struct gmon_arc *a = &gmon.arcs[n];
 	const struct gmon_arc *o;
-	uint32_t seen;
 
 	a->from = from;
 	a->self = self;
 	a->count = 1;
 	for (;; h = (h + 1) & gmon.hash_mask) {
 		seen = 0;
-		if (__atomic_compare_exchange_n(&gmon.hash[h], &seen, n + 1, 0,
+		if (__atomic_compare_exchange_n(&gmon.hash[h], &seen, slot, 0,
 						__ATOMIC_RELEASE,
 						__ATOMIC_ACQUIRE))
 			return;
-		o = &gmon.arcs[seen - 1];
-		/* Lost a race for this very arc: our record counts alone. */
-		if (o->from == from && o->self == self)
+		o = &gmon.arcs[GMON_SLOT_REC(seen) - 1];
+		/* Lost a race for this very record: ours counts alone. */
+		if (GMON_SLOT_CPU(seen) == cpu && o->from == from &&
+		    o->self == self)
 			return;
 	}
 }
 
 /*
- * Calls not counted for want of room, in 64 bits, in stripes of a cache
- * line each picked by the CPU (rseq, registered by glibc 2.35 and later)
- * or else the thread: a full table's every new-arc call would otherwise
- * bounce one line between all CPUs.  _mcleanup() sums them into the
- * header; until then the header says 1, so that a file the kernel writes
- * at a kill still says the table was full.
+ * No room for @cpu's record of the arc: count the call in another CPU's
+ * record of it, or as dropped, in 64 bits, in the CPU's own line: a full
+ * table's every new-arc call would otherwise bounce one line between all
+ * CPUs.  _mcleanup() sums the drops into the header; until then the
+ * header says 1, so that a file the kernel writes at a kill still says the
+ * table was full.
  */
-#define GMON_STRIPES	64
-
-static struct {
-	uint64_t n;
-} __attribute__((aligned(64))) gmon_drops[GMON_STRIPES];
-
-static unsigned int gmon_stripe(void)
+static void gmon_full(uint32_t h, uint64_t from, uint64_t self, uint32_t cpu)
 {
-	const struct rseq *rs;
-	uint32_t cpu;
+	struct gmon_arc *a;
+	uint32_t slot;
 
-	if (__rseq_size) {
-		rs = (const void *)((char *)__builtin_thread_pointer() +
-				    __rseq_offset);
-		cpu = __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
-		if ((int32_t)cpu >= 0)
-			return cpu % GMON_STRIPES;
+	for (;; h = (h + 1) & gmon.hash_mask) {
+		slot = __atomic_load_n(&gmon.hash[h], __ATOMIC_ACQUIRE);
+		if (!slot)
+			break;
+		a = &gmon.arcs[GMON_SLOT_REC(slot) - 1];
+		if (a->from == from && a->self == self) {
+			__atomic_fetch_add(&a->count, 1, __ATOMIC_RELAXED);
+			return;
+		}
 	}
-	return ((uintptr_t)__builtin_thread_pointer() >> 12) % GMON_STRIPES;
-}
-
-static void gmon_drop(void)
-{
 	if (!__atomic_load_n(&gmon.hdr->dropped, __ATOMIC_RELAXED))
 		__atomic_store_n(&gmon.hdr->dropped, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&gmon_drops[gmon_stripe()].n, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&gmon_cpus[cpu % GMON_STRIPES].dropped, 1,
+			   __ATOMIC_RELAXED);
 }
 
 /* The calls not counted so far; the header says as many as it can. */
@@ -185,10 +279,12 @@ static uint64_t gmon_dropped(void)
 	int i;
 
 	for (i = 0; i < GMON_STRIPES; i++)
-		sum += __atomic_load_n(&gmon_drops[i].n, __ATOMIC_RELAXED);
-	__atomic_store_n(&gmon.hdr->dropped,
-			 sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum,
-			 __ATOMIC_RELAXED);
+		sum += __atomic_load_n(&gmon_cpus[i].dropped,
+				       __ATOMIC_RELAXED);
+	if (sum)
+		__atomic_store_n(&gmon.hdr->dropped,
+				 sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum,
+				 __ATOMIC_RELAXED);
 	return sum;
 }
 
@@ -200,8 +296,8 @@ void __profil_mcount(uintptr_t frompc, uintptr_t selfpc)
 {
 	struct profil_output_ctl *ctl = __atomic_load_n(&gmon.ctl,
 							__ATOMIC_ACQUIRE);
+	uint32_t h, h0, slot, cpu;
 	uint64_t from, self, n;
-	uint32_t h, idx;
 	struct gmon_arc *a;
 
 	if (!ctl || !__atomic_load_n(&ctl->enable, __ATOMIC_RELAXED))
@@ -211,28 +307,25 @@ void __profil_mcount(uintptr_t frompc, uintptr_t selfpc)
 		return;
 	from = frompc - gmon.bias;
 	self = selfpc - gmon.bias;
-	for (h = gmon_hash(from, self) & gmon.hash_mask;;
-	     h = (h + 1) & gmon.hash_mask) {
-		idx = __atomic_load_n(&gmon.hash[h], __ATOMIC_ACQUIRE);
-		if (!idx)
+	cpu = gmon_cpu();
+	h0 = gmon_hash(from, self) & gmon.hash_mask;
+	for (h = h0;; h = (h + 1) & gmon.hash_mask) {
+		slot = __atomic_load_n(&gmon.hash[h], __ATOMIC_ACQUIRE);
+		if (!slot)
 			break;
-		a = &gmon.arcs[idx - 1];
+		if (GMON_SLOT_CPU(slot) != cpu)
+			continue;
+		a = &gmon.arcs[GMON_SLOT_REC(slot) - 1];
 		if (a->from == from && a->self == self) {
 			__atomic_fetch_add(&a->count, 1, __ATOMIC_RELAXED);
 			return;
 		}
 	}
-	/* Full: nothing shared is written from now on but a stripe. */
-	if (__atomic_load_n(&ctl->nr_recs, __ATOMIC_RELAXED) >= gmon.nr_max) {
-		gmon_drop();
-		return;
-	}
-	n = __atomic_fetch_add(&ctl->nr_recs, 1, __ATOMIC_RELAXED);
-	if (n >= gmon.nr_max) {
-		gmon_drop();
-		return;
-	}
-	gmon_insert(n, h, from, self);
+	n = gmon_claim(ctl, cpu);
+	if (n == UINT64_MAX)
+		gmon_full(h0, from, self, cpu);
+	else
+		gmon_insert(n, h, from, self, cpu);
 }
 
 struct gmon_find {
@@ -487,7 +580,8 @@ static uint64_t gmon_nr_arcs(uintptr_t textsize)
 /*
  * Lay the image out with a bin per @per_bin bytes of text, the bins a
  * multiple of 4 so that the records after them are 8-aligned; the image
- * ends with the control structure.  Return: the control's offset.
+ * ends with the control structure, and starts @gmon.pad bytes into the
+ * mapping.  Return: the control's offset.
  */
 static size_t gmon_layout(unsigned int per_bin)
 {
@@ -496,6 +590,8 @@ static size_t gmon_layout(unsigned int per_bin)
 
 	gmon.text_per_bin = per_bin;
 	gmon.head_size = sizeof(struct gmon_hdr) + nbins * 2;
+	/* The records start a cache line: so does each CPU's chunk. */
+	gmon.pad = (64 - gmon.head_size % 64) % 64;
 	ctl_off = gmon.head_size + gmon.nr_max * sizeof(struct gmon_arc);
 	gmon.image_size = ctl_off + sizeof(struct profil_output_ctl);
 	return ctl_off;
@@ -515,41 +611,53 @@ static long long gmon_memlock_kib(void)
  * Arm with the finest histogram that the kernel can pin: one the user's
  * RLIMIT_MEMLOCK refuses (ENOMEM) is halved until it fits, and that is
  * said.  Calls are counted whatever happens (the records are the same in
- * every layout).  Return: the offset of the control structure in use.
+ * every layout).  Return: the control structure in use.
  */
-static size_t gmon_arm_fitting(char *image, unsigned int rate)
+static struct profil_output_ctl *gmon_arm_fitting(char *base,
+						  unsigned int rate)
 {
 	struct profil_output_ctl *ctl;
 	size_t ctl_off, finest = 0;
 	unsigned int per_bin;
+	char *image;
 
 	for (per_bin = GMON_TEXT_PER_BIN;; per_bin *= 2) {
 		ctl_off = gmon_layout(per_bin);
 		if (!finest)
 			finest = gmon.image_size;
+		image = base + gmon.pad;
+		gmon.hdr = (struct gmon_hdr *)image;
+		gmon.hdr->version = GMON_VERSION;
+		gmon.hdr->profrate = sysconf(_SC_CLK_TCK);
 		ctl = (struct profil_output_ctl *)(image + ctl_off);
 		ctl->enable = 1;
 		if (!gmon_arm(image, ctl_off, rate)) {
 			gmon.kernel = 1;
 			break;
 		}
-		ctl->enable = 0;	/* maybe where the records go */
+		/* Where the next layout may put bins or records. */
+		ctl->enable = 0;
+		memset(gmon.hdr, 0, sizeof(*gmon.hdr));
 		gmon.kernel_errno = errno;
 		gmon.pin_tried = gmon.image_size;
 		if (errno != ENOMEM || per_bin >= GMON_COARSEST ||
 		    gmon.head_size == sizeof(struct gmon_hdr) + 8) {
 			/* Calls only, in the finest layout: we write it. */
 			ctl_off = gmon_layout(GMON_TEXT_PER_BIN);
-			ctl = (struct profil_output_ctl *)(image + ctl_off);
+			gmon.hdr = (struct gmon_hdr *)(base + gmon.pad);
+			gmon.hdr->version = GMON_VERSION;
+			gmon.hdr->profrate = sysconf(_SC_CLK_TCK);
+			ctl = (struct profil_output_ctl *)
+			      ((char *)gmon.hdr + ctl_off);
 			ctl->enable = 1;
-			return ctl_off;
+			return ctl;
 		}
 	}
 	if (per_bin != GMON_TEXT_PER_BIN)
 		gmon_say("RLIMIT_MEMLOCK (%lld KiB) cannot pin the profile (%zu KiB): a bin per %u bytes of text, not %u (%zu KiB)",
 			 gmon_memlock_kib(), finest >> 10, per_bin,
 			 GMON_TEXT_PER_BIN, gmon.image_size >> 10);
-	return ctl_off;
+	return ctl;
 }
 
 /*
@@ -559,9 +667,10 @@ static size_t gmon_arm_fitting(char *image, unsigned int rate)
 __attribute__((visibility("default")))
 void __monstartup(unsigned long lowpc, unsigned long highpc)
 {
-	size_t hash_slots, ctl_off, total;
+	struct profil_output_ctl *ctl;
+	size_t hash_slots, total;
 	int state = GMON_OFF;
-	char *image;
+	char *base;
 
 	if (!__atomic_compare_exchange_n(&gmon.state, &state, GMON_STARTING,
 					 0, __ATOMIC_ACQUIRE,
@@ -577,41 +686,40 @@ void __monstartup(unsigned long lowpc, unsigned long highpc)
 	for (hash_slots = 1; hash_slots < 2 * gmon.nr_max; hash_slots <<= 1)
 		;
 	gmon.hash_mask = hash_slots - 1;
-	/* The finest layout's image, then the hash, which is not pinned. */
+	/*
+	 * The finest layout's image after its pad (a layout's pad is less
+	 * than 64), then the hash, which is not pinned.
+	 */
 	gmon_layout(GMON_TEXT_PER_BIN);
-	total = gmon.image_size + hash_slots * 4;
+	total = 64 + gmon.image_size + hash_slots * 4;
 
-	image = mmap(NULL, total, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (image == MAP_FAILED) {
+	base = mmap(NULL, total, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED) {
 		gmon_say("no memory for the profile (%zu bytes)", total);
 		goto fail;
 	}
-	gmon.hdr = (struct gmon_hdr *)image;
-	gmon.hash = (uint32_t *)(image + gmon.image_size);
+	gmon.hash = (uint32_t *)(base + 64 + gmon.image_size);
 	gmon.bias = gmon_bias(lowpc);
-	gmon.hdr->version = GMON_VERSION;
-	gmon.hdr->profrate = sysconf(_SC_CLK_TCK);
 	gmon.pid = getpid();
 	if (gmon_naming())
 		goto fail_unmap;
 	gmon_check_dir();
 
-	ctl_off = gmon_arm_fitting(image, gmon_rate());
+	ctl = gmon_arm_fitting(base, gmon_rate());
 	/* The histogram's range: the text, up to its last bin's end. */
 	gmon.hdr->lowpc = lowpc - gmon.bias;
 	gmon.hdr->highpc = gmon.hdr->lowpc + (gmon.head_size -
 		sizeof(struct gmon_hdr)) / 2 * gmon.text_per_bin;
 	gmon.hdr->ncnt = gmon.head_size;
-	gmon.arcs = (struct gmon_arc *)(image + gmon.head_size);
+	gmon.arcs = (struct gmon_arc *)((char *)gmon.hdr + gmon.head_size);
 	/* mcount starts here. */
-	__atomic_store_n(&gmon.ctl, (struct profil_output_ctl *)
-			 (image + ctl_off), __ATOMIC_RELEASE);
+	__atomic_store_n(&gmon.ctl, ctl, __ATOMIC_RELEASE);
 	__atomic_store_n(&gmon.state, GMON_ON, __ATOMIC_RELEASE);
 	return;
 
 fail_unmap:
-	munmap(image, total);
+	munmap(base, total);
 	gmon.hdr = NULL;
 fail:
 	__atomic_store_n(&gmon.state, GMON_DONE, __ATOMIC_RELEASE);

@@ -150,6 +150,21 @@ static inline uint64_t gmon_calls(const struct gmon *g, struct fn from,
 	return n;
 }
 
+/* The records of arcs from @from to @to (each CPU's, race losers'). */
+static inline size_t gmon_records(const struct gmon *g, struct fn from,
+				  struct fn to)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < g->narcs; i++) {
+		const uint64_t *a = g->arcs + 3 * i;
+
+		n += a[0] >= from.lo && a[0] < from.hi &&
+		     a[1] >= to.lo && a[1] < to.hi;
+	}
+	return n;
+}
+
 /* Calls to @to from anywhere. */
 static inline uint64_t gmon_calls_to(const struct gmon *g, struct fn to)
 {

@@ -13,6 +13,8 @@
  *			end that way
  *	kill		print "ready", wait to be killed
  *	threads		four threads, each calling g 1,000,000 times
+ *	threads-cpus	the same, thread i on CPU i modulo the CPUs online;
+ *			prints "cpus N"
  *	spin		hot() for 0.6 s of CPU, cold() for 0.2 s; prints the
  *			CPU nanoseconds each took: "hot NS cold NS"
  *	fork		forks; the child spins in child_hot(), the parent in
@@ -38,6 +40,8 @@
  *			child_hot() for 0.1 s, prints its stats and calls
  *			monitor(NULL); waited for, its pid printed
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -114,13 +118,27 @@ NOINLINE void *thread_fn(void *arg)
 	return arg;
 }
 
-static int threads(void)
+static int threads(int spread)
 {
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_attr_t attr;
 	pthread_t t[4];
+	cpu_set_t set;
 
-	for (int i = 0; i < 4; i++)
-		if (pthread_create(&t[i], NULL, thread_fn, NULL))
+	if (spread)
+		printf("cpus %ld\n", ncpu);
+	for (int i = 0; i < 4; i++) {
+		if (pthread_attr_init(&attr))
 			return 2;
+		CPU_ZERO(&set);
+		CPU_SET(i % ncpu, &set);
+		if (spread &&
+		    pthread_attr_setaffinity_np(&attr, sizeof(set), &set))
+			return 2;
+		if (pthread_create(&t[i], &attr, thread_fn, NULL))
+			return 2;
+		pthread_attr_destroy(&attr);
+	}
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	return 0;
@@ -231,8 +249,8 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
-	if (!strcmp(mode, "threads"))
-		return threads();
+	if (!strcmp(mode, "threads") || !strcmp(mode, "threads-cpus"))
+		return threads(mode[7] == '-');
 	if (!strcmp(mode, "spin")) {
 		h = hot(600000000ULL);
 		c = cold(200000000ULL);

@@ -115,6 +115,29 @@ TEST_F(link, four_threads_times_a_million_calls_counted_exactly)
 	EXPECT_EQ(4000000, gmon_calls_to(&self->g, elf_fn(self->bin, "g")));
 }
 
+/*
+ * Threads on different CPUs count an arc in a record for each CPU (the
+ * calls of one never bounce the count of another's cache line), and the
+ * file's records of it add up to every call.
+ */
+TEST_F(link, threads_on_two_cpus_count_in_a_record_each)
+{
+	struct fn from = elf_fn(self->bin, "thread_fn");
+	struct fn to = elf_fn(self->bin, "g");
+	long ncpu;
+
+	ASSERT_EQ(0, run_subject(&self->r, self->bin, "threads-cpus",
+				 self->env));
+	ASSERT_EQ(1, sscanf(self->r.stdout_text, "cpus %ld", &ncpu));
+	if (ncpu < 2)
+		SKIP(return, "one CPU");
+	LOAD("gmon.out");
+	EXPECT_EQ(4000000, gmon_calls(&self->g, from, to));
+	EXPECT_LE(ncpu < 4 ? ncpu : 4, gmon_records(&self->g, from, to));
+	TH_LOG("%zu records of the arc for %ld CPUs",
+	       gmon_records(&self->g, from, to), ncpu);
+}
+
 TEST_F(link, sigkill_leaves_the_file)
 {
 	char *argv[] = { self->bin, "kill", NULL };
