@@ -41,11 +41,14 @@ args() {
 
 # pg: bench/mcount's three builds (no -pg; -pg with glibc's runtime and
 # its profil; -pg with libprofil's, the histogram from profil.ko at RATE),
-# 1 or 4 threads each calling a leaf function.
+# 1, 4 or 16 threads each calling a leaf function.
 pg_run() {
 	tool=$1 rate=$2 w=$3 rep=$4
-	nt=1 calls=$((20000000 * scale))
-	[ "$w" = pg ] || nt=4 calls=$((2000000 * scale))
+	case $w in
+	pg) nt=1 calls=$((20000000 * scale)) ;;
+	pg-mt) nt=4 calls=$((2000000 * scale)) ;;
+	*) nt=16 calls=$((500000 * scale)) ;;
+	esac
 	case $tool in
 	none) prog=mcount-none ;;
 	glibc) prog=mcount-glibc ;;
@@ -104,7 +107,7 @@ cases() {
 	echo "none:0 empty"
 	echo "perf:$hz empty"
 	echo "bpf:$hz empty"
-	for w in pg pg-mt; do
+	for w in pg pg-mt pg-mt16; do
 		echo "none:0 $w"
 		echo "glibc:0 $w"
 		for r in $rates; do echo "profil:$r $w"; done

@@ -53,10 +53,10 @@ function times(a, b) { return ratio(a, b) == "" ? "" : " (" f(ratio(a, b), 2) "x
 
 # The cases seen, in the order of the tables: workload, tool, rate.
 function order(   w, t, r, a, b, c) {
-	split("cpu mt mt16 sys pg pg-mt", a, " ")
+	split("cpu mt mt16 sys pg pg-mt pg-mt16", a, " ")
 	split("none null profil glibc perf bpf", b, " ")
 	split("0 100 " INFO["hz"] " 1000 10000", c, " ")
-	for (w = 1; w <= 6; w++) for (t = 1; t <= 6; t++) for (r = 1; r <= 5; r++)
+	for (w = 1; w <= 7; w++) for (t = 1; t <= 6; t++) for (r = 1; r <= 5; r++)
 		if ((b[t] SUBSEP a[w] SUBSEP c[r]) in SEEN) {
 			NK++; K[NK] = b[t] SUBSEP a[w] SUBSEP c[r]
 		}
@@ -76,6 +76,7 @@ END {
 	for (i = 1; i <= n; i++) if (T[i] == "none") {
 		C[i, "run"] = kv(i, "run_ns"); C[i, "out"] = kv(i, "tree_ns") - kv(i, "run_ns")
 		C[i, "tree"] = kv(i, "tree_ns"); C[i, "call"] = kv(i, "ns/call")
+		if (W[i] ~ /^pg/) PCALL[W[i], P[i]] = kv(i, "ns/call")
 	}
 	for (i = 1; i <= n; i++) if (T[i] == "none" && !(W[i] in BRUN)) {
 		BRUN[W[i]] = cmed("none", W[i], 0, "run")
@@ -105,7 +106,9 @@ END {
 			call = kv(i, "ns/call")
 			if (kv(i, "of") > 0) kept = 100 * kv(i, "recorded") / kv(i, "of")
 			if (BTREE[w] > 0) ovh = 100 * (tree - BTREE[w]) / BTREE[w]
-			C[i, "mcount"] = call - BCALL[w]
+			# Paired: less the no -pg build's call in this repetition.
+			C[i, "mcount"] = call - ((w SUBSEP P[i]) in PCALL ? \
+					  PCALL[w, P[i]] : BCALL[w])
 		} else if (kv(i, "note") == "") {
 			tool = tree - run - BOUT[w]
 			extra = run - BRUN[w] + (ext ? tool - FIXED[t] : 0)
@@ -136,6 +139,12 @@ END {
 			kv(i, "lost"), call, f(kept, 2), kv(i, "note") > csv
 	}
 	close(csv)
+	# Threads against one, paired: a -pg build's mcount cost per call
+	# with N threads over its cost with one, in the same repetition.
+	for (i = 1; i <= n; i++) if (W[i] ~ /^pg-mt/ && T[i] != "none")
+		for (j = 1; j <= n; j++)
+			if (T[j] == T[i] && W[j] == "pg" && R[j] == R[i] && P[j] == P[i])
+				C[i, "scale"] = ratio(C[i, "mcount"], C[j, "mcount"])
 
 	md = out "/table.md"
 	print "Medians of " INFO["reps"] " interleaved repetitions (min–max in brackets), " \
@@ -244,21 +253,27 @@ END {
 	      "1 region " f(g1, 0) " ns (" f(lo1, 0) "–" f(hi1, 0) "), 1024 regions " f(g2, 0) \
 	      " ns (" f(lo2, 0) "–" f(hi2, 0) "): " f(ratio(g2, g1), 2) "x." > md
 
-	# mcount: the pg workload.
+	# mcount: the pg workloads, each figure paired per repetition.
 	print "" > md
-	print "| -pg build (pg workload) | threads | ns/call | mcount ns/call | 4 threads / 1 | calls kept % | samples | overhead % |" > md
+	print "-pg builds calling a leaf function from 1, 4 and 16 threads: mcount's cost per call is the build's less the no -pg build's in the same repetition; N threads / 1 is that cost's ratio in the same repetition (median, min–max; target for libprofil: 1.5x or less)." > md
+	print "" > md
+	print "| -pg build | threads | ns/call | mcount ns/call | N threads / 1 | calls kept % | samples | overhead % |" > md
 	print "|---|---|---|---|---|---|---|---|" > md
+	split("pg pg-mt pg-mt16", pw, " ")
+	split("1 4 16", pn, " ")
 	for (j = 1; j <= NK; j++) {
 		split(K[j], a, SUBSEP); t = a[1]; w = a[2]; r = a[3]
 		if (w != "pg") continue
-		m1 = cmed(t, "pg", r, "mcount"); m4 = cmed(t, "pg-mt", r, "mcount")
-		for (k = 1; k <= 2; k++) {
-			ww = k == 1 ? "pg" : "pg-mt"
+		for (k = 1; k <= 3; k++) {
+			ww = pw[k]
+			if (!((t SUBSEP ww SUBSEP r) in SEEN)) continue
+			sc = k == 1 || t == "none" ? "" : cmed(t, ww, r, "scale")
+			scl = MIN; sch = MAX
 			printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", \
 				t == "none" ? "no -pg" : name(t) (r > 0 ? " " r " Hz" : ""), \
-				k == 1 ? 1 : 4, f(cmed(t, ww, r, "call"), 1), \
-				t == "none" ? "" : f(k == 1 ? m1 : m4, 1), \
-				t == "none" || k == 1 ? "" : f(ratio(m4, m1), 2) "x", \
+				pn[k], f(cmed(t, ww, r, "call"), 1), \
+				t == "none" ? "" : f(cmed(t, ww, r, "mcount"), 1), \
+				sc == "" ? "" : f(sc, 2) "x (" f(scl, 2) "–" f(sch, 2) ")", \
 				f(cmed(t, ww, r, "kept"), 1), f(cmed(t, ww, r, "samples"), 0), \
 				f(cmed(t, ww, r, "ovh"), 1) > md
 		}
