@@ -9,7 +9,7 @@
 #   make bench      install what is missing (perf, clang, libbpf, gnuplot
 #                   too), measure profil.ko against the null timer, glibc,
 #                   perf record and a libbpf sampler in one guest (KVER=),
-#                   write bench/out/; make bench-readme puts it in README.md
+#                   write bench/out/; make bench-readme puts it in doc/measurements.md
 
 VERSION		:= 0.1.0
 SOVERSION	:= 0

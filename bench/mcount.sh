@@ -4,6 +4,8 @@
 # interleaved, 5 rounds, in a scratch directory; medians printed, with
 # the calls each profile kept.  mcount runs in user space only, so this
 # runs on the host, natively (a TCG guest would only slow both alike).
+# The rounds go to bench/out/mcount.log and the table to
+# bench/out/mcount.md, which make bench-readme puts into README.md.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 b=$top/build/bench
@@ -20,13 +22,21 @@ for r in $(seq "$rounds"); do
 	done
 done > raw
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-printf '%-10s %7s %12s %12s %s\n' build threads ns/call "vs none" "calls kept (last round)"
-for t in 1 4; do
-	base=$(awk -v t="$t" '$1 == "none" && $2 == t { print $4 }' raw | median)
-	for v in none glibc libprofil; do
-		m=$(awk -v v="$v" -v t="$t" '$1 == v && $2 == t { print $4 }' raw | median)
-		kept=$(awk -v v="$v" -v t="$t" '$1 == v && $2 == t && $5 == "recorded" { k = $6 " of " $8 } END { print k }' raw)
-		printf '%-10s %7s %12s %12s %s\n' "$v" "$t" "$m" \
-			"$(awk -v m="$m" -v b="$base" 'BEGIN { printf "%.1fx", m / b }')" "${kept:--}"
+{
+	echo "Host: $(nproc) x $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1), $(date -u +%Y-%m-%d); leaf() called $calls times a thread, $rounds interleaved rounds, medians (bench/out/mcount.log)."
+	echo
+	echo "| build | threads | ns/call (CPU) | vs no -pg | calls in the profile (last round) |"
+	echo "|---|---|---|---|---|"
+	for t in 1 4; do
+		base=$(awk -v t="$t" '$1 == "none" && $2 == t { print $4 }' raw | median)
+		for v in none glibc libprofil; do
+			m=$(awk -v v="$v" -v t="$t" '$1 == v && $2 == t { print $4 }' raw | median)
+			kept=$(awk -v v="$v" -v t="$t" '$1 == v && $2 == t && $5 == "recorded" { k = $6 " of " $8 } END { print k }' raw)
+			echo "| $([ "$v" = none ] && echo "no -pg" || echo "$v") | $t | $m | $(awk -v m="$m" -v b="$base" 'BEGIN { printf "%.1fx", m / b }') | ${kept:--} |"
+		done
 	done
-done
+} > table
+mkdir -p "$top/bench/out"
+cp raw "$top/bench/out/mcount.log"
+cp table "$top/bench/out/mcount.md"
+cat table
