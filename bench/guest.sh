@@ -35,6 +35,7 @@ args() {
 	mt) echo "cpu 4 $((250000000 * scale))" ;;
 	mt16) echo "cpu 16 $((50000000 * scale))" ;;
 	sys) echo "sys 1 $((20000 * scale))" ;;
+	block) echo "block 4 $((600000000 * scale))" ;;
 	empty) echo "cpu 1 0" ;;
 	esac
 }
@@ -98,6 +99,11 @@ cases() {
 		echo "glibc:0 $w"
 		for r in $rates; do echo "perf:$r $w"; done
 		for r in $rates; do echo "bpf:$r $w"; done
+	done
+	# What each tool does to threads asleep in poll, nanosleep,
+	# epoll_wait and sem_timedwait while another spins: their EINTR.
+	for tr in none:0 null:$hz profil:$hz profil:10000 glibc:0 perf:$hz bpf:$hz; do
+		echo "$tr block"
 	done
 	# Threads: the cost per sample with 16 (cpu: 1, mt: 4).
 	echo "none:0 mt16"

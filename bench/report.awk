@@ -53,10 +53,10 @@ function times(a, b) { return ratio(a, b) == "" ? "" : " (" f(ratio(a, b), 2) "x
 
 # The cases seen, in the order of the tables: workload, tool, rate.
 function order(   w, t, r, a, b, c) {
-	split("cpu mt mt16 sys pg pg-mt pg-mt16", a, " ")
+	split("cpu mt mt16 sys block pg pg-mt pg-mt16", a, " ")
 	split("none null profil glibc perf bpf", b, " ")
 	split("0 100 " INFO["hz"] " 1000 10000", c, " ")
-	for (w = 1; w <= 7; w++) for (t = 1; t <= 6; t++) for (r = 1; r <= 5; r++)
+	for (w = 1; w <= 8; w++) for (t = 1; t <= 6; t++) for (r = 1; r <= 5; r++)
 		if ((b[t] SUBSEP a[w] SUBSEP c[r]) in SEEN) {
 			NK++; K[NK] = b[t] SUBSEP a[w] SUBSEP c[r]
 		}
@@ -183,7 +183,7 @@ END {
 			nps == "" ? "" : f(nps, 0) " (" f(lo, 0) "–" f(hi, 0) ")", \
 			nullr == "" ? "" : nullr "x", \
 			f(cmed(t, w, r, "spct"), 1), f(cmed(t, w, r, "err"), 1), \
-			w == "sys" ? f(cmed(t, w, r, "eintr"), 0) : "", \
+			w == "sys" || w == "block" ? f(cmed(t, w, r, "eintr"), 0) : "", \
 			t == "perf" || t == "bpf" ? f(cmed(t, w, r, "tool"), 0) \
 			(t == "perf" ? " (" f(cmed(t, w, r, "post"), 0) ")" : "") : "" > md
 	}
@@ -231,6 +231,15 @@ END {
 	split("100 " INFO["hz"] " 1000 10000", rs, " ")
 	for (c = 1; c <= 4; c++) line = line " " f(cmed("profil", "sys", rs[c], "eintr"), 0) " |"
 	print line " |" > md
+	# Threads asleep in poll, nanosleep, epoll_wait, sem_timedwait.
+	line = "| EINTR of sleeping threads, block (target 0 for every tool): glibc-profil " \
+	       f(cmed("glibc", "block", 0, "eintr"), 0) ", null-timer " \
+	       f(cmed("null", "block", INFO["hz"], "eintr"), 0) ", perf-record " \
+	       f(cmed("perf", "block", INFO["hz"], "eintr"), 0) ", bpf-sampler " \
+	       f(cmed("bpf", "block", INFO["hz"], "eintr"), 0) "; profil.ko |"
+	line = line " | " f(cmed("profil", "block", INFO["hz"], "eintr"), 0) " | | " \
+	       f(cmed("profil", "block", 10000, "eintr"), 0) " | |"
+	print line > md
 	print "" > md
 
 	# Threads and regions: profil.ko at 10 kHz.

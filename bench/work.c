@@ -8,8 +8,13 @@
  *
  * WORKLOAD is cpu (each thread splits its time 50/30/20 between f1, f2
  * and f3 by construction: one loop body, 5:3:2 iterations, interleaved in
- * short rounds) or sys (each thread loops on read of /dev/zero, poll with
- * timeout 0 and nanosleep 0, counting EINTR).  ITERS is per thread.
+ * short rounds), sys (each thread loops on read of /dev/zero, poll with
+ * timeout 0 and nanosleep 0, counting EINTR) or block (one thread runs
+ * cpu's rounds while THREADS others work a little, 20k iterations outside
+ * f1..f3, before each sleep in poll, nanosleep, epoll_wait and
+ * sem_timedwait, 1 ms each in turn, until it is done, counting the EINTR
+ * that a profiler's signal makes them return).  ITERS is per thread
+ * (block: the spinning thread's).
  * TOOL is one of
  *	none	nothing
  *	null	a task-clock perf event at RATE, inherited by every thread,
@@ -37,6 +42,8 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <semaphore.h>
+#include <sys/epoll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -208,6 +215,61 @@ static void *sys_thread(void *arg)
 	return arg;
 }
 
+static volatile int block_done;
+
+/* The sleeping threads' bit of work, outside f1..f3. */
+static __attribute__((noinline)) void block_work(unsigned long n)
+{
+	unsigned long x = n;
+
+	while (n--) {
+		x = x * 6364136223846793005UL + 1;
+		__asm__ volatile("" : "+r"(x));
+	}
+	sink = x;
+}
+
+/*
+ * Work a little, then sleep in one of four calls, 1 ms, each in turn,
+ * until the spinning thread is done; count the calls a signal cut short.
+ */
+static void *block_thread(void *arg)
+{
+	struct timespec ms = { 0, 1000000 }, at;
+	struct epoll_event ev = { .events = EPOLLIN };
+	unsigned long long intr = 0;
+	int p[2], ep = epoll_create1(0);
+	struct pollfd pfd;
+	sem_t sem;
+
+	if (ep < 0 || pipe(p) || sem_init(&sem, 0, 0) ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev))
+		exit(3);
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	while (!block_done) {
+		block_work(20000);
+		intr += poll(&pfd, 1, 1) < 0 && errno == EINTR;
+		block_work(20000);
+		intr += nanosleep(&ms, NULL) < 0 && errno == EINTR;
+		block_work(20000);
+		intr += epoll_wait(ep, &ev, 1, 1) < 0 && errno == EINTR;
+		block_work(20000);
+		clock_gettime(CLOCK_REALTIME, &at);
+		at.tv_nsec += 1000000;
+		if (at.tv_nsec >= 1000000000) {
+			at.tv_sec++;
+			at.tv_nsec -= 1000000000;
+		}
+		intr += sem_timedwait(&sem, &at) < 0 && errno == EINTR;
+	}
+	__atomic_add_fetch(&eintr, intr, __ATOMIC_RELAXED);
+	sem_destroy(&sem);
+	close(ep);
+	close(p[0]);
+	close(p[1]);
+	return arg;
+}
+
 /* Arm profil.ko at @rate (0: HZ); the rate in use. */
 static unsigned int profil_start(unsigned int rate)
 {
@@ -293,6 +355,7 @@ int main(int argc, char **argv)
 	unsigned long long f[4] = { 0 };
 	unsigned int rate, nt;
 	void *(*fn)(void *);
+	int block;
 	const char *tool;
 	pthread_t t[64];
 
@@ -303,10 +366,11 @@ int main(int argc, char **argv)
 	if (argc == 2 && !strcmp(argv[1], "lo"))
 		return printf("%p\n", (void *)__start_bench_text) < 0;
 	if (argc != 6) {
-		fprintf(stderr, "usage: work cpu|sys THREADS none|null|profil|glibc|ext RATE ITERS\n");
+		fprintf(stderr, "usage: work cpu|sys|block THREADS none|null|profil|glibc|ext RATE ITERS\n");
 		return 2;
 	}
 	fn = !strcmp(argv[1], "sys") ? sys_thread : cpu_thread;
+	block = !strcmp(argv[1], "block");
 	/* nanosleep 0 is a system call, not 50 us of timer slack. */
 	prctl(PR_SET_TIMERSLACK, 1UL);
 	nt = atoi(argv[2]);
@@ -324,7 +388,14 @@ int main(int argc, char **argv)
 	else if (!strcmp(tool, "glibc"))
 		glibc_start();
 	t1 = cpu_ns();
-	if (nt == 1) {
+	if (block) {
+		for (unsigned int i = 0; i < nt; i++)
+			pthread_create(&t[i], NULL, block_thread, NULL);
+		fn(NULL);
+		block_done = 1;
+		for (unsigned int i = 0; i < nt; i++)
+			pthread_join(t[i], NULL);
+	} else if (nt == 1) {
 		fn(NULL);
 	} else {
 		for (unsigned int i = 0; i < nt; i++)
