@@ -166,10 +166,9 @@ static uint32_t gmon_cpu(void)
 	return cpu < 0 ? 0 : (uint32_t)cpu & (UINT32_MAX >> GMON_SLOT_BITS);
 }
 
-/* A record from stripe @i's chunk, or UINT64_MAX if it has none left. */
-static uint64_t gmon_take(unsigned int i)
+/* A record from the chunk @c, or UINT64_MAX if it has none left. */
+static uint64_t gmon_take(uint64_t *c)
 {
-	uint64_t *c = &gmon_cpus[i].chunk;
 	uint64_t cur = __atomic_load_n(c, __ATOMIC_RELAXED);
 
 	while ((uint32_t)cur < cur >> 32)
@@ -194,7 +193,7 @@ static uint64_t gmon_claim(struct profil_output_ctl *ctl, uint32_t cpu)
 	uint64_t n, cur, end;
 	unsigned int i;
 
-	n = gmon_take(cpu % GMON_STRIPES);
+	n = gmon_take(c);
 	if (n != UINT64_MAX)
 		return n;
 	if (__atomic_load_n(&ctl->nr_recs, __ATOMIC_RELAXED) < gmon.nr_max) {
@@ -211,7 +210,7 @@ static uint64_t gmon_claim(struct profil_output_ctl *ctl, uint32_t cpu)
 		}
 	}
 	for (i = 0; i < GMON_STRIPES; i++) {
-		n = gmon_take(i);
+		n = gmon_take(&gmon_cpus[i].chunk);
 		if (n != UINT64_MAX)
 			return n;
 	}
@@ -480,9 +479,12 @@ static int gmon_setup(struct profil_setup *s, struct profil_output *o)
  * child's file is written when it ends, not when it execs: what it holds
  * then is the parent's profile up to the fork, which glibc's gmon does not
  * write either, and 10,000 spawned helpers would leave 10,000 files.
+ * The image is the one gmon_place() put at gmon.hdr, @ctl its control.
  */
-static int gmon_arm(char *image, size_t ctl_off, unsigned int rate)
+static int gmon_arm(const struct profil_output_ctl *ctl, unsigned int rate)
 {
+	char *image = (char *)gmon.hdr;
+
 	struct profil_region r = {
 		.buf = (uintptr_t)image + sizeof(struct gmon_hdr),
 		.bufsize = gmon.head_size - sizeof(struct gmon_hdr),
@@ -498,7 +500,7 @@ static int gmon_arm(char *image, size_t ctl_off, unsigned int rate)
 		.image_size = gmon.image_size,
 		.head_size = gmon.head_size,
 		.nr_recs_max = gmon.nr_max,
-		.ctl_offset = ctl_off,
+		.ctl_offset = (const char *)ctl - image,
 		.name = (uintptr_t)gmon.name,
 		.child_name = (uintptr_t)gmon.child_name,
 	};
@@ -597,6 +599,24 @@ static size_t gmon_layout(unsigned int per_bin)
 	return ctl_off;
 }
 
+/*
+ * Lay the image out with a bin per @per_bin bytes of text (gmon_layout())
+ * at @base + its pad, with the header's version and its rate until the
+ * kernel says, counting.  Return: its control structure.
+ */
+static struct profil_output_ctl *gmon_place(char *base, unsigned int per_bin)
+{
+	size_t ctl_off = gmon_layout(per_bin);
+	struct profil_output_ctl *ctl;
+
+	gmon.hdr = (struct gmon_hdr *)(base + gmon.pad);
+	gmon.hdr->version = GMON_VERSION;
+	gmon.hdr->profrate = sysconf(_SC_CLK_TCK);
+	ctl = (struct profil_output_ctl *)((char *)gmon.hdr + ctl_off);
+	ctl->enable = 1;
+	return ctl;
+}
+
 /* RLIMIT_MEMLOCK in KiB, for a message; -1 if unlimited. */
 static long long gmon_memlock_kib(void)
 {
@@ -617,41 +637,26 @@ static struct profil_output_ctl *gmon_arm_fitting(char *base,
 						  unsigned int rate)
 {
 	struct profil_output_ctl *ctl;
-	size_t ctl_off, finest = 0;
 	unsigned int per_bin;
-	char *image;
+	size_t finest = 0;
 
 	for (per_bin = GMON_TEXT_PER_BIN;; per_bin *= 2) {
-		ctl_off = gmon_layout(per_bin);
+		ctl = gmon_place(base, per_bin);
 		if (!finest)
 			finest = gmon.image_size;
-		image = base + gmon.pad;
-		gmon.hdr = (struct gmon_hdr *)image;
-		gmon.hdr->version = GMON_VERSION;
-		gmon.hdr->profrate = sysconf(_SC_CLK_TCK);
-		ctl = (struct profil_output_ctl *)(image + ctl_off);
-		ctl->enable = 1;
-		if (!gmon_arm(image, ctl_off, rate)) {
+		if (!gmon_arm(ctl, rate)) {
 			gmon.kernel = 1;
 			break;
 		}
+		gmon.kernel_errno = errno;
+		gmon.pin_tried = gmon.image_size;
 		/* Where the next layout may put bins or records. */
 		ctl->enable = 0;
 		memset(gmon.hdr, 0, sizeof(*gmon.hdr));
-		gmon.kernel_errno = errno;
-		gmon.pin_tried = gmon.image_size;
-		if (errno != ENOMEM || per_bin >= GMON_COARSEST ||
-		    gmon.head_size == sizeof(struct gmon_hdr) + 8) {
+		if (gmon.kernel_errno != ENOMEM || per_bin >= GMON_COARSEST ||
+		    gmon.head_size == sizeof(struct gmon_hdr) + 8)
 			/* Calls only, in the finest layout: we write it. */
-			ctl_off = gmon_layout(GMON_TEXT_PER_BIN);
-			gmon.hdr = (struct gmon_hdr *)(base + gmon.pad);
-			gmon.hdr->version = GMON_VERSION;
-			gmon.hdr->profrate = sysconf(_SC_CLK_TCK);
-			ctl = (struct profil_output_ctl *)
-			      ((char *)gmon.hdr + ctl_off);
-			ctl->enable = 1;
-			return ctl;
-		}
+			return gmon_place(base, GMON_TEXT_PER_BIN);
 	}
 	if (per_bin != GMON_TEXT_PER_BIN)
 		gmon_say("RLIMIT_MEMLOCK (%lld KiB) cannot pin the profile (%zu KiB): a bin per %u bytes of text, not %u (%zu KiB)",
