@@ -49,6 +49,11 @@ struct profil_arm *profil_arm_alloc(u32 nr_regions)
 		       GFP_KERNEL_ACCOUNT);
 	if (!arm)
 		return NULL;
+	arm->clock = alloc_percpu_gfp(struct profil_clock, GFP_KERNEL_ACCOUNT);
+	if (!arm->clock) {
+		kvfree(arm);
+		return NULL;
+	}
 	refcount_set(&arm->ref, 1);
 	spin_lock_init(&arm->fault_lock);
 	arm->nr_all = nr_regions;
@@ -100,6 +105,7 @@ struct profil_arm *profil_arm_clone(const struct profil_arm *src,
 /* No tick runs with @arm any more: only RCU readers may still look. */
 static void profil_arm_free(struct profil_arm *arm)
 {
+	free_percpu(arm->clock);
 	profil_output_free(arm->out);
 	kvfree(arm->index);
 	kvfree(arm->spans);
@@ -117,6 +123,7 @@ static void profil_arm_free_rcu(struct rcu_head *rcu)
 	struct profil_arm *arm = container_of(rcu, struct profil_arm, rcu);
 
 	/* vfree() and fput() defer themselves from here (softirq). */
+	free_percpu(arm->clock);
 	profil_output_free(arm->out);
 	kvfree(arm->index);
 	kvfree(arm->spans);

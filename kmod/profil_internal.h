@@ -149,6 +149,24 @@ struct profil_interval {
 
 struct profil_session;
 
+/*
+ * Per CPU, the thread and event the CPU's last tick was for, and how far
+ * the thread's CPU clock (se.sum_exec_runtime), its migrations and the
+ * event's count and ticks had come then; @lead, what the clock has gained
+ * beyond the count since (tick.c).  Touched only by ticks, each on its own
+ * CPU, in hard irq.
+ */
+struct profil_clock {
+	const struct task_struct *task;
+	u64 start_time;			/* @task's, against a reused pointer */
+	const struct perf_event *event;
+	unsigned long ticks;		/* @event's, after that tick */
+	u64 migrations;
+	u64 clock;
+	u64 cnt_last;
+	s64 lead;
+};
+
 struct profil_arm {
 	struct profil_session *sess;	/* owner; outlives the arm's use */
 	refcount_t ref;			/* see "Objects" above */
@@ -194,6 +212,7 @@ struct profil_arm {
 	struct profil_interval *index;
 	u32 nr_index;
 
+	struct profil_clock __percpu *clock;	/* freed with the arm */
 	struct profil_kregion *overflow; /* PROFIL_REGION_OVERFLOW or NULL */
 	struct profil_koutput *out;	/* the profile file, or NULL */
 	struct profil_kregion *image;	/* with @out: its image, never */

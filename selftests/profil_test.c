@@ -6,6 +6,8 @@
  * process, so no session outlives a test.
  */
 #define _GNU_SOURCE
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -748,6 +750,52 @@ TEST_F_TIMEOUT(cpu, one_second_asleep_adds_nothing, 120)
 }
 
 /*
+ * A loop of system calls, one of which sleeps and wakes at once (nanosleep
+ * 0 waits for its expired timer's interrupt; poll of an empty pipe with no
+ * timeout does not sleep), is sampled at its thread's CPU time x rate, as
+ * a loop that computes is: the way back from idle, which the thread's CPU
+ * clock counts and the task clock does not, is charged.
+ */
+/* Loop over those calls for @want ns of the thread's CPU; return it. */
+static uint64_t sleepy_syscalls(uint64_t want)
+{
+	struct timespec zero = { 0, 0 };
+	struct pollfd pfd;
+	uint64_t t0;
+	int p[2];
+
+	if (pipe(p) || prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0))
+		return 0;
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	t0 = thread_cpu_ns();
+	do {
+		nanosleep(&zero, NULL);
+		poll(&pfd, 1, 0);
+	} while (thread_cpu_ns() - t0 < want);
+	t0 = thread_cpu_ns() - t0;
+	close(p[0]);
+	close(p[1]);
+	return t0;
+}
+
+TEST_F_TIMEOUT(cpu, sleeping_system_calls_are_sampled_at_their_cpu_time, 120)
+{
+	struct profil_stats st0, st1;
+	uint64_t ns, n;
+
+	ASSERT_EQ(0, arm_one(self->buf, 2, 0, 2, 1000));
+	st0 = get_stats();
+	ns = sleepy_syscalls(SPIN);
+	st1 = get_stats();
+	ASSERT_NE(0, ns);
+	n = st1.samples + st1.out_of_range - st0.samples - st0.out_of_range;
+	TH_LOG("%llu samples for %.0f expected (%.1f%%)", (unsigned long long)n,
+	       expected(ns, 1000), 100.0 * n / expected(ns, 1000));
+	EXPECT_GE(n, 0.95 * expected(ns, 1000) - 2);
+	EXPECT_LE(n, 1.05 * expected(ns, 1000) + 2);
+}
+
+/*
  * Reading /dev/zero in 64 KiB blocks spends its time in the kernel; every
  * tick there is charged to the user PC, the syscall in read().
  */
@@ -844,6 +892,46 @@ TEST_F_TIMEOUT(threads, four_threads_one_bin_lose_nothing, 180)
 	EXPECT_EQ(st1.samples - st0.samples, n);
 	EXPECT_GE(n, 0.95 * expected(ns, RATE));
 	EXPECT_LE(n, 1.05 * expected(ns, RATE));
+}
+
+static void *sleepy_main(void *arg)
+{
+	*(uint64_t *)arg = sleepy_syscalls(SPIN);
+	return NULL;
+}
+
+/*
+ * Four threads in those calls on two CPUs migrate, and switch between
+ * each other (perf then swaps their events): what their CPU clocks gain
+ * beyond the task clock is still charged, and once.  Bounded above by the
+ * whole process's CPU time in the window.
+ */
+TEST_F_TIMEOUT(threads, four_threads_in_sleeping_system_calls_charged_once,
+	       180)
+{
+	struct profil_stats st0, st1;
+	uint64_t ns[4], sum = 0, p0, p1, n;
+	pthread_t t[4];
+	int i;
+
+	ASSERT_EQ(0, arm_one(self->buf, 2, 0, 2, 1000));
+	st0 = get_stats();
+	p0 = process_cpu_ns();
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, sleepy_main, &ns[i]));
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		ASSERT_NE(0, ns[i]);
+		sum += ns[i];
+	}
+	p1 = process_cpu_ns();
+	st1 = get_stats();
+	n = st1.samples + st1.out_of_range - st0.samples - st0.out_of_range;
+	TH_LOG("%llu samples for %.0f expected by the loops, %.0f by the process",
+	       (unsigned long long)n, expected(sum, 1000),
+	       expected(p1 - p0, 1000));
+	EXPECT_GE(n, 0.95 * expected(sum, 1000) - 8);
+	EXPECT_LE(n, expected(p1 - p0, 1000) + 8);
 }
 
 /* A thread from before the call and one from after are both sampled. */
