@@ -38,6 +38,9 @@
 /* Lookups an invalidation may spoil before a check gives up. */
 #define PROFIL_LOOKUP_TRIES	8
 
+/* Every arm's id, from 1 (clock.c). */
+static atomic64_t profil_arm_ids = ATOMIC64_INIT(0);
+
 /* Pages looked up at a time. */
 #define PROFIL_LOOKUP_BATCH	32
 
@@ -49,11 +52,7 @@ struct profil_arm *profil_arm_alloc(u32 nr_regions)
 		       GFP_KERNEL_ACCOUNT);
 	if (!arm)
 		return NULL;
-	arm->clock = alloc_percpu_gfp(struct profil_clock, GFP_KERNEL_ACCOUNT);
-	if (!arm->clock) {
-		kvfree(arm);
-		return NULL;
-	}
+	arm->id = atomic64_inc_return(&profil_arm_ids);
 	refcount_set(&arm->ref, 1);
 	spin_lock_init(&arm->fault_lock);
 	arm->nr_all = nr_regions;
@@ -105,7 +104,6 @@ struct profil_arm *profil_arm_clone(const struct profil_arm *src,
 /* No tick runs with @arm any more: only RCU readers may still look. */
 static void profil_arm_free(struct profil_arm *arm)
 {
-	free_percpu(arm->clock);
 	profil_output_free(arm->out);
 	kvfree(arm->index);
 	kvfree(arm->spans);
@@ -123,7 +121,6 @@ static void profil_arm_free_rcu(struct rcu_head *rcu)
 	struct profil_arm *arm = container_of(rcu, struct profil_arm, rcu);
 
 	/* vfree() and fput() defer themselves from here (softirq). */
-	free_percpu(arm->clock);
 	profil_output_free(arm->out);
 	kvfree(arm->index);
 	kvfree(arm->spans);

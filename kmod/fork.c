@@ -222,14 +222,23 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 	struct profil_fork *f;
 	struct file *dir;
 
-	/* Threads, vfork and CLONE_VM children run on the parent's mm. */
-	if (!mm || !child->mm || child->mm == mm ||
-	    (child->flags & PF_KTHREAD))
+	if (!mm || !child->mm || (child->flags & PF_KTHREAD))
 		return;
 	rcu_read_lock();
 	arm = profil_arm_get_rcu(mm);
-	dir = arm ? profil_output_dir_get_rcu(arm) : NULL;
+	dir = arm && child->mm != mm ? profil_output_dir_get_rcu(arm) : NULL;
 	rcu_read_unlock();
+	/*
+	 * Threads, vfork and CLONE_VM children run on the parent's mm: a
+	 * thread inherits the events, and gets its clock here (clock.c).
+	 */
+	if (child->mm == mm) {
+		if (!arm)
+			return;
+		if (same_thread_group(child, parent))
+			profil_clock_add(child, GFP_ATOMIC | __GFP_ACCOUNT);
+		goto out_put;
+	}
 	/* A child forking before its own take-over passes that one on. */
 	if (!arm && atomic_read(&profil_forks_pending))
 		arm = profil_fork_pending_arm(mm, &dir);

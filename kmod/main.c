@@ -375,9 +375,12 @@ static int __init profil_init(void)
 	ret = profil_sessions_init();
 	if (ret)
 		return ret;
-	ret = profil_fork_init();
+	ret = profil_clock_init();
 	if (ret)
 		goto err_sessions;
+	ret = profil_fork_init();
+	if (ret)
+		goto err_clock;
 	ret = misc_register(&profil_misc);
 	if (ret)
 		goto err_fork;
@@ -385,6 +388,8 @@ static int __init profil_init(void)
 
 err_fork:
 	profil_fork_exit();
+err_clock:
+	profil_clock_exit();
 err_sessions:
 	profil_sessions_exit();
 	return ret;
@@ -399,6 +404,7 @@ static void __exit profil_exit(void)
 	misc_deregister(&profil_misc);
 	profil_fork_exit();
 	profil_sessions_exit();
+	profil_clock_exit();
 	rcu_barrier();
 }
 

@@ -149,24 +149,6 @@ struct profil_interval {
 
 struct profil_session;
 
-/*
- * Per CPU, the thread and event the CPU's last tick was for, and how far
- * the thread's CPU clock (se.sum_exec_runtime), its migrations and the
- * event's count and ticks had come then; @lead, what the clock has gained
- * beyond the count since (tick.c).  Touched only by ticks, each on its own
- * CPU, in hard irq.
- */
-struct profil_clock {
-	const struct task_struct *task;
-	u64 start_time;			/* @task's, against a reused pointer */
-	const struct perf_event *event;
-	unsigned long ticks;		/* @event's, after that tick */
-	u64 migrations;
-	u64 clock;
-	u64 cnt_last;
-	s64 lead;
-};
-
 struct profil_arm {
 	struct profil_session *sess;	/* owner; outlives the arm's use */
 	refcount_t ref;			/* see "Objects" above */
@@ -174,6 +156,7 @@ struct profil_arm {
 	u32 flags;			/* PROFIL_F_* */
 	u32 mode;			/* PROFIL_MODE_* */
 	u64 period_ns;			/* task CPU time per sample */
+	u64 id;				/* unique, never 0 (clock.c) */
 	u32 rate;			/* samples per CPU second */
 	const struct cred *cred;	/* its ->user is charged for the */
 					/* pins, or NULL; referenced */
@@ -212,7 +195,6 @@ struct profil_arm {
 	struct profil_interval *index;
 	u32 nr_index;
 
-	struct profil_clock __percpu *clock;	/* freed with the arm */
 	struct profil_kregion *overflow; /* PROFIL_REGION_OVERFLOW or NULL */
 	struct profil_koutput *out;	/* the profile file, or NULL */
 	struct profil_kregion *image;	/* with @out: its image, never */
@@ -405,6 +387,13 @@ struct profil_write *profil_write_submit(struct profil_session *sess,
 void profil_write_wait(struct profil_write *w);
 void profil_write_wait_later(struct profil_write *w);
 void profil_write_put(struct profil_write *w);
+
+/* clock.c: each profiled thread's CPU clock */
+int profil_clock_init(void);
+void profil_clock_exit(void);
+int profil_clock_add(struct task_struct *t, gfp_t gfp);
+u64 profil_clock_owed(const struct profil_arm *arm, struct perf_event *event,
+		      u64 **rem);
 
 /* tick.c: the sampling events */
 int profil_index_build(struct profil_arm *arm);

@@ -19,16 +19,14 @@
  * handler runs) and carries the remainder.  event->count is thus our
  * per-thread "CPU time not yet charged"; it is private to this event, only
  * ever touched on the CPU the thread runs on, and nobody reads it as a total.
- * What the thread's own CPU clock counts and the task clock does not (the
- * way back from idle after a sleep) is added to it first
- * (profil_clock_catch_up()).
+ * A thread the module keeps a clock for is charged on that clock instead:
+ * what it gained since the thread's last tick (clock.c).
  */
 #include <linux/math64.h>
 #include <linux/overflow.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/rcupdate.h>
-#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/sched/task_stack.h>
@@ -243,97 +241,20 @@ static notrace u64 profil_user_pc(struct pt_regs *regs)
 	return instruction_pointer(regs);
 }
 
-/*
- * The task clock runs from the thread's switch in to its switch out; its
- * CPU clock (se.sum_exec_runtime) from the scheduler's pick to its dequeue,
- * and so also counts the way back from idle that a wake-up charges to it
- * (the end of the timer interrupt, leaving idle, the switch).  A thread
- * that sleeps and wakes often (nanosleep, poll with a timeout) spends a
- * fifth of its CPU time there under TCG, which the event never sees.
- *
- * So before charging, a tick adds to the event what the thread's CPU
- * clock has gained beyond the event's count since the last tick on this
- * CPU, if that tick was for the same thread and event and nothing else
- * could have moved either in between: the thread has not migrated (its
- * clock would have run elsewhere), and the event has not ticked elsewhere
- * (perf swaps the contexts of sibling threads at a switch between them,
- * so an event can run and be charged for another thread; the count of
- * ticks it keeps in its pmu_private, which the task-clock PMU leaves to
- * the event's owner, says so).  Otherwise the count starts again: the
- * task clock alone, as before.  The thread's clock is read as the
- * scheduler would bring it up to date (profil_thread_clock()), and only a
- * tick for the thread's own event counts (not one for a sibling's, swapped
- * in).  What a thread's run with a sibling's event between two ticks adds
- * to one count and not the other may still make the gain dip; it is a
- * running peak (@lead), so such a dip is made up before anything more is
- * charged.
- */
-/*
- * The thread's CPU clock now: se.sum_exec_runtime as of its last update,
- * plus the time since (se.exec_start, on the run queue's task clock, which
- * is sched_clock here unless IRQ or steal time is accounted apart).  Both
- * change only under the run queue's lock with interrupts off, on this CPU:
- * a tick cannot see them torn.  False when the gap is not a scheduler
- * tick's worth (a clock accounted apart): then there is no reading.
- */
-static notrace bool profil_thread_clock(u64 *clock)
-{
-	s64 since = (s64)(local_clock() - READ_ONCE(current->se.exec_start));
-
-	if (since < 0 || since > 2 * TICK_NSEC)
-		return false;
-	*clock = READ_ONCE(current->se.sum_exec_runtime) + since;
-	return true;
-}
-
-static notrace void profil_clock_catch_up(struct profil_clock *c,
-					  struct perf_event *event,
-					  unsigned long ticks)
-{
-	u64 mig = READ_ONCE(current->se.nr_migrations);
-	u64 cnt = local64_read(&event->count);
-	u64 clock;
-
-	if (event->hw.target != current || !profil_thread_clock(&clock)) {
-		c->task = NULL;
-		return;
-	}
-	if (c->task == current && c->start_time == current->start_time &&
-	    c->event == event && c->ticks == ticks && c->migrations == mig) {
-		c->lead += (s64)(clock - c->clock) - (s64)(cnt - c->cnt_last);
-		if (c->lead > 0) {
-			local64_add(c->lead, &event->count);
-			c->lead = 0;
-		}
-	} else {
-		c->task = current;
-		c->start_time = current->start_time;
-		c->event = event;
-		c->migrations = mig;
-		c->lead = 0;
-	}
-	c->clock = clock;
-}
-
 static notrace void profil_tick(struct perf_event *event,
 				struct perf_sample_data *data,
 				struct pt_regs *regs)
 {
 	struct profil_arm *arm = event->overflow_handler_context;
-	struct profil_clock *c = this_cpu_ptr(arm->clock);
-	unsigned long ticks = (unsigned long)event->pmu_private;
-	u64 owed, n = 0;
+	u64 owed, n, *rem;
 
 	profil_count_add(arm->sess, PROFIL_TC_TICKS, 1);
-	profil_clock_catch_up(c, event, ticks);
-	event->pmu_private = (void *)(ticks + 1);
-	c->ticks = ticks + 1;
-	owed = local64_read(&event->count);
-	if (owed >= arm->period_ns) {
-		n = div64_u64(owed, arm->period_ns);
+	owed = profil_clock_owed(arm, event, &rem);
+	n = div64_u64(owed, arm->period_ns);
+	if (rem)
+		*rem = owed - n * arm->period_ns;
+	else
 		local64_sub(n * arm->period_ns, &event->count);
-	}
-	c->cnt_last = local64_read(&event->count);
 	if (!n)
 		return;
 	n = min_t(u64, n, U32_MAX);
@@ -496,6 +417,8 @@ static int profil_events_pass(struct profil_arm *arm, struct task_struct *p)
 		return n;
 	nr_cov = profil_covered_tasks(arm, &cov);
 	for (i = 0, ret = min(nr_cov, 0); i < n; i++) {
+		/* Without memory, charged on its event: no error. */
+		profil_clock_add(ts[i], GFP_KERNEL_ACCOUNT);
 		if (!ret && !bsearch(&ts[i], cov, nr_cov, sizeof(*cov),
 				     profil_task_cmp)) {
 			ret = profil_events_add(arm, ts[i]);

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Each profiled thread's CPU clock.
+ *
+ * The task-clock event that times a thread's ticks (tick.c) runs from the
+ * thread's switch in to its switch out.  The thread's CPU clock
+ * (se.sum_exec_runtime, what CLOCK_THREAD_CPUTIME_ID reads) runs from the
+ * scheduler's pick to its dequeue, and so also counts the way back from
+ * idle that a wake-up charges to it: the end of the timer interrupt,
+ * leaving idle, the switch.  A thread that sleeps and wakes often
+ * (nanosleep, poll with a timeout) spends a fifth of its CPU time there
+ * under TCG, which the event never sees.  So a tick charges what the
+ * thread's clock has gained since the thread's last tick.
+ *
+ * That needs state per thread, which the events cannot hold: perf swaps the
+ * contexts of two sibling threads at a switch between them, so an event
+ * runs, counts and ticks for whichever thread holds it.  The state lives
+ * here instead, in a table keyed by task: an entry for every thread of a
+ * process that has events, added by profil_events_start() for the threads
+ * it finds and by the fork probe for the threads created while an arm
+ * runs, and removed at the thread's exit (sched_process_exit).
+ * The tick looks its thread up under RCU and is the only writer of the
+ * entry (a thread ticks on one CPU at a time, in hard irq); the first
+ * tick under an arm charges the event's count (the task clock since the
+ * arm started) and reads the clock, and every later one charges the
+ * clock's gain.  A thread without an entry (created by a thread that had
+ * none yet, or an allocation failed) is charged on its event's count, as
+ * if there were no table.  An entry outlives its thread's sessions (exec,
+ * OFF) until the thread exits: an id that is not the arm's is stale.
+ */
+#include <linux/rhashtable.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/tracepoint.h>
+
+#include "profil_internal.h"
+
+struct profil_thread {
+	struct rhash_head node;
+	const struct task_struct *task;	/* the key; gone with the thread */
+	u64 arm_id;		/* the arm it was last charged for, or 0 */
+	u64 clock;		/* its CPU clock then */
+	u64 rem;		/* CPU time of it not yet charged, ns */
+	struct rcu_head rcu;
+};
+
+static struct rhashtable profil_threads;
+static atomic_t profil_nr_threads = ATOMIC_INIT(0);
+static struct tracepoint *profil_exit_tp;
+
+static const struct rhashtable_params profil_threads_params = {
+	.key_len		= sizeof(struct task_struct *),
+	.key_offset		= offsetof(struct profil_thread, task),
+	.head_offset		= offsetof(struct profil_thread, node),
+	.automatic_shrinking	= true,
+};
+
+static struct profil_thread *profil_thread_find(const struct task_struct *t)
+{
+	return rhashtable_lookup(&profil_threads, &t, profil_threads_params);
+}
+
+static void profil_thread_remove(struct profil_thread *th)
+{
+	if (rhashtable_remove_fast(&profil_threads, &th->node,
+				   profil_threads_params))
+		return;		/* removed by the other side of a race */
+	atomic_dec(&profil_nr_threads);
+	kfree_rcu(th, rcu);
+}
+
+/**
+ * profil_clock_add - give @t an entry, if it has none
+ * @t: a thread, referenced or not yet running
+ * @gfp: how to allocate it
+ *
+ * A thread that began exiting meanwhile (its exit may have looked for an
+ * entry already) has it taken away again.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int profil_clock_add(struct task_struct *t, gfp_t gfp)
+{
+	struct profil_thread *th, *old;
+
+	th = kzalloc(sizeof(*th), gfp);
+	if (!th)
+		return -ENOMEM;
+	th->task = t;
+	rcu_read_lock();
+	old = rhashtable_lookup_get_insert_fast(&profil_threads, &th->node,
+						profil_threads_params);
+	if (old) {
+		kfree(th);
+		rcu_read_unlock();
+		return IS_ERR(old) ? PTR_ERR(old) : 0;
+	}
+	atomic_inc(&profil_nr_threads);
+	/* Pairs with profil_on_exit()'s: it finds @th, or we see the flag. */
+	smp_mb();
+	if (READ_ONCE(t->flags) & PF_EXITING)
+		profil_thread_remove(th);
+	rcu_read_unlock();
+	return 0;
+}
+
+/*
+ * The thread's CPU clock now: se.sum_exec_runtime as of its last update,
+ * plus the time since (se.exec_start, on the run queue's task clock, which
+ * is sched_clock unless IRQ or steal time is accounted apart).  Both
+ * change only under the run queue's lock with interrupts off, on this CPU,
+ * so a tick cannot see them torn.  When the gap is not a scheduler tick's
+ * worth (time accounted apart), the last update alone, which is behind:
+ * what it lags is charged at a later tick.
+ */
+static notrace u64 profil_thread_clock(void)
+{
+	u64 clock = READ_ONCE(current->se.sum_exec_runtime);
+	s64 since = (s64)(local_clock() - READ_ONCE(current->se.exec_start));
+
+	if (since > 0 && since <= 2 * TICK_NSEC)
+		clock += since;
+	return clock;
+}
+
+/**
+ * profil_clock_owed - the CPU time current's tick may charge
+ * @arm: the tick's arm
+ * @event: the tick's event, its count brought up to date
+ * @rem: where the tick puts what it leaves uncharged
+ *
+ * From the tick, in hard irq.  The event's count is taken whole when the
+ * thread has an entry, so that no other way charges it again.
+ */
+notrace u64 profil_clock_owed(const struct profil_arm *arm,
+			      struct perf_event *event, u64 **rem)
+{
+	struct profil_thread *th = NULL;
+	u64 clock, owed;
+
+	if (atomic_read(&profil_nr_threads)) {
+		rcu_read_lock();
+		th = profil_thread_find(current);
+		rcu_read_unlock();	/* the entry goes only with current */
+	}
+	if (!th) {
+		*rem = NULL;
+		return local64_read(&event->count);
+	}
+	owed = local64_xchg(&event->count, 0);
+	clock = profil_thread_clock();
+	if (th->arm_id != arm->id) {
+		th->arm_id = arm->id;
+		th->rem = owed;
+	} else if (clock > th->clock) {
+		th->rem += clock - th->clock;
+	} else {
+		clock = th->clock;	/* not brought up to date yet */
+	}
+	th->clock = clock;
+	*rem = &th->rem;
+	return th->rem;
+}
+
+/* sched_process_exit, in the exiting thread. */
+static void profil_on_exit(void *data, struct task_struct *t)
+{
+	struct profil_thread *th;
+
+	/* PF_EXITING is set: see profil_clock_add(). */
+	smp_mb();
+	if (!atomic_read(&profil_nr_threads))
+		return;
+	rcu_read_lock();
+	th = profil_thread_find(t);
+	if (th)
+		profil_thread_remove(th);
+	rcu_read_unlock();
+}
+
+static void profil_find_exit_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_exit"))
+		*(struct tracepoint **)priv = tp;
+}
+
+int profil_clock_init(void)
+{
+	int ret;
+
+	for_each_kernel_tracepoint(profil_find_exit_tp, &profil_exit_tp);
+	if (!profil_exit_tp)
+		return -ENOENT;
+	ret = rhashtable_init(&profil_threads, &profil_threads_params);
+	if (ret)
+		return ret;
+	ret = tracepoint_probe_register(profil_exit_tp, profil_on_exit, NULL);
+	if (ret)
+		rhashtable_destroy(&profil_threads);
+	return ret;
+}
+
+static void profil_thread_free(void *ptr, void *arg)
+{
+	kfree(ptr);
+}
+
+/* After the last session: no tick runs, and no probe after this. */
+void profil_clock_exit(void)
+{
+	tracepoint_probe_unregister(profil_exit_tp, profil_on_exit, NULL);
+	tracepoint_synchronize_unregister();
+	rhashtable_free_and_destroy(&profil_threads, profil_thread_free, NULL);
+}
