@@ -28,6 +28,7 @@
  * if there were no table.  An entry outlives its thread's sessions (exec,
  * OFF) until the thread exits: an id that is not the arm's is stale.
  */
+#include <linux/math64.h>
 #include <linux/rhashtable.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
@@ -123,43 +124,57 @@ static notrace u64 profil_thread_clock(void)
 	return clock;
 }
 
+/* Whole periods in *@owed, taken from it. */
+static notrace u64 profil_periods(u64 *owed, u64 period)
+{
+	u64 n = div64_u64(*owed, period);
+
+	*owed -= n * period;
+	return n;
+}
+
 /**
- * profil_clock_owed - the CPU time current's tick may charge
+ * profil_clock_charge - the periods current's tick charges
  * @arm: the tick's arm
  * @event: the tick's event, its count brought up to date
- * @rem: where the tick puts what it leaves uncharged
  *
- * From the tick, in hard irq.  The event's count is taken whole when the
- * thread has an entry, so that no other way charges it again.
+ * From the tick, in hard irq.  A thread with an entry is charged on its
+ * clock, and the event's count is dropped, so that nothing charges it
+ * again; one without, on the count, which keeps the remainder.
+ *
+ * Return: how many periods of @arm to charge.
  */
-notrace u64 profil_clock_owed(const struct profil_arm *arm,
-			      struct perf_event *event, u64 **rem)
+notrace u64 profil_clock_charge(const struct profil_arm *arm,
+				struct perf_event *event)
 {
 	struct profil_thread *th = NULL;
-	u64 clock, owed;
+	u64 clock, owed, n;
 
-	if (atomic_read(&profil_nr_threads)) {
-		rcu_read_lock();
+	rcu_read_lock();
+	if (atomic_read(&profil_nr_threads))
 		th = profil_thread_find(current);
-		rcu_read_unlock();	/* the entry goes only with current */
-	}
 	if (!th) {
-		*rem = NULL;
-		return local64_read(&event->count);
+		rcu_read_unlock();
+		owed = local64_read(&event->count);
+		n = profil_periods(&owed, arm->period_ns);
+		local64_sub(n * arm->period_ns, &event->count);
+		return n;
 	}
-	owed = local64_xchg(&event->count, 0);
 	clock = profil_thread_clock();
 	if (th->arm_id != arm->id) {
 		th->arm_id = arm->id;
-		th->rem = owed;
-	} else if (clock > th->clock) {
-		th->rem += clock - th->clock;
+		th->rem = local64_xchg(&event->count, 0);
 	} else {
-		clock = th->clock;	/* not brought up to date yet */
+		local64_set(&event->count, 0);
+		if (clock > th->clock)
+			th->rem += clock - th->clock;
+		else
+			clock = th->clock;	/* not brought up to date yet */
 	}
 	th->clock = clock;
-	*rem = &th->rem;
-	return th->rem;
+	n = profil_periods(&th->rem, arm->period_ns);
+	rcu_read_unlock();
+	return n;
 }
 
 /* sched_process_exit, in the exiting thread. */

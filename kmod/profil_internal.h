@@ -392,8 +392,8 @@ void profil_write_put(struct profil_write *w);
 int profil_clock_init(void);
 void profil_clock_exit(void);
 int profil_clock_add(struct task_struct *t, gfp_t gfp);
-u64 profil_clock_owed(const struct profil_arm *arm, struct perf_event *event,
-		      u64 **rem);
+u64 profil_clock_charge(const struct profil_arm *arm,
+			struct perf_event *event);
 
 /* tick.c: the sampling events */
 int profil_index_build(struct profil_arm *arm);

@@ -14,15 +14,13 @@
  *
  * The clock event fires from an hrtimer, once per period of wall time while
  * the thread runs, and a late expiry is not repeated.  So a tick does not
- * count one: it charges every whole period of CPU time the thread's event
- * has accumulated (event->count, brought up to date by perf just before the
- * handler runs) and carries the remainder.  event->count is thus our
- * per-thread "CPU time not yet charged"; it is private to this event, only
- * ever touched on the CPU the thread runs on, and nobody reads it as a total.
- * A thread the module keeps a clock for is charged on that clock instead:
- * what it gained since the thread's last tick (clock.c).
+ * count one: it charges every whole period of CPU time the thread has used
+ * since its last tick, on the thread's own CPU clock, and carries the
+ * remainder (clock.c).  A thread the module keeps no clock for is charged
+ * on its event's count instead (brought up to date by perf just before the
+ * handler runs), which then carries the remainder; nobody reads the count
+ * as a total.
  */
-#include <linux/math64.h>
 #include <linux/overflow.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
@@ -246,15 +244,10 @@ static notrace void profil_tick(struct perf_event *event,
 				struct pt_regs *regs)
 {
 	struct profil_arm *arm = event->overflow_handler_context;
-	u64 owed, n, *rem;
+	u64 n;
 
 	profil_count_add(arm->sess, PROFIL_TC_TICKS, 1);
-	owed = profil_clock_owed(arm, event, &rem);
-	n = div64_u64(owed, arm->period_ns);
-	if (rem)
-		*rem = owed - n * arm->period_ns;
-	else
-		local64_sub(n * arm->period_ns, &event->count);
+	n = profil_clock_charge(arm, event);
 	if (!n)
 		return;
 	n = min_t(u64, n, U32_MAX);
