@@ -57,6 +57,10 @@ fi
 KVER=$kver "$top/scripts/mkinitramfs.sh" "$initrd" "$ko" $files ${GUEST_EXTRA-}
 
 # boot: one guest run, console to LOG with the CRs dropped; QEMU's status.
+# tsc=reliable: TCG's TSC follows QEMU's virtual clock, and the clocksource
+# watchdog, comparing it with the HPET under load, would switch clocksource
+# in the middle of a run; 7.3 once took an int3 oops in timekeeping while
+# that switch patched the kernel's text.
 boot() {
 	rc=0
 	left=$(( end - $(date +%s) ))
@@ -65,7 +69,7 @@ boot() {
 	timeout -k 10 "$left" qemu-system-x86_64 -accel tcg -cpu max -smp 2 \
 		-m "${GUEST_MEM:-1024}" -nodefaults -nic none -display none -serial stdio \
 		-no-reboot -kernel "$kernel" -initrd "$initrd" ${GUEST_QEMU_MORE-} \
-		-append "console=ttyS0 quiet panic=-1 oops=panic profil.mode=$mode ${PROFIL_FUZZ_SEED:+profil.seed=$PROFIL_FUZZ_SEED} profil.churn=${PROFIL_CHURN:-240} ${GUEST_APPEND-}" \
+		-append "console=ttyS0 quiet panic=-1 oops=panic tsc=reliable profil.mode=$mode ${PROFIL_FUZZ_SEED:+profil.seed=$PROFIL_FUZZ_SEED} profil.churn=${PROFIL_CHURN:-240} ${GUEST_APPEND-}" \
 		< /dev/null > "$log" 2>&1 || rc=$?
 	tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"
 	return "$rc"
