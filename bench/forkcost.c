@@ -7,13 +7,15 @@
  * unloaded, interleaved, and compares medians (scripts/guest-init.sh,
  * mode forkcost).  CPU time, not wall time: TCG's clock is unreliable.
  *
- *	forkcost [N [exec|session]]
+ *	forkcost [N [exec|session|parent]]
  *
  * exec: each child execs /bin/true, and the cost is the CPU time of the
  * parent and its children together (fork, exec, exit, wait).  session:
  * the same with the parent profiled by profil.ko at HZ, so that each child
  * inherits a session (taken over in the child) that its exec then ends
- * (make bench, bench/guest.sh).
+ * (make bench, bench/guest.sh).  parent: the same session with
+ * PROFIL_F_NOINHERIT, so that only the parent is profiled: what profiling
+ * the forking process costs its forks, without any take-over.
  *
  * It also prints "sys/fork N": the busy CPU time of the whole machine per
  * fork (/proc/stat, every CPU, all but idle and iowait), which counts the
@@ -71,8 +73,11 @@ static unsigned long long busy_ns(void)
 
 int main(int argc, char **argv);
 
-/* A session at HZ over one page of this program's text. */
-static int profile_self(void)
+/*
+ * A session at HZ over one page of this program's text; @flags 0, or
+ * PROFIL_F_NOINHERIT (mode parent: the children are not profiled).
+ */
+static int profile_self(unsigned int flags)
 {
 	static unsigned short bins[2048];
 	struct profil_region r = { .buf = (unsigned long)bins,
@@ -80,7 +85,7 @@ static int profile_self(void)
 				   .offset = (unsigned long)main,
 				   .scale = 0x10000 };
 	struct profil_setup s = { .size = sizeof(s), .nr_regions = 1,
-				  .region_size = sizeof(r),
+				  .region_size = sizeof(r), .flags = flags,
 				  .regions = (unsigned long)&r };
 	int fd = open("/dev/profil", O_RDWR | O_CLOEXEC);
 
@@ -98,7 +103,9 @@ int main(int argc, char **argv)
 	unsigned long long t0, b0;
 	pid_t pid;
 
-	if (!strcmp(mode, "session") && profile_self())
+	if (!strcmp(mode, "session") && profile_self(0))
+		return 1;
+	if (!strcmp(mode, "parent") && profile_self(PROFIL_F_NOINHERIT))
 		return 1;
 	b0 = busy_ns();
 	t0 = ex ? tree_ns() : cpu_ns();
