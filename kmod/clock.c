@@ -34,6 +34,7 @@
 #include <linux/slab.h>
 #include <linux/tracepoint.h>
 
+#include "compat.h"
 #include "profil_internal.h"
 
 struct profil_thread {
@@ -178,7 +179,7 @@ notrace u64 profil_clock_charge(const struct profil_arm *arm,
 }
 
 /* sched_process_exit, in the exiting thread. */
-static void profil_on_exit(void *data, struct task_struct *t)
+static void profil_on_exit(void *data, PROFIL_EXIT_PROBE_ARGS)
 {
 	struct profil_thread *th;
 

@@ -33,6 +33,16 @@
 #define profil_run_worker(name)	kthread_create_worker(0, name)
 #endif
 
+/*
+ * The parameters of a sched_process_exit probe: by 7.3 (not in 6.12) it
+ * also says whether the thread group died.  The task is @t.
+ */
+#ifdef PROFIL_HAVE_EXIT_GROUP_DEAD
+#define PROFIL_EXIT_PROBE_ARGS	struct task_struct *t, bool group_dead
+#else
+#define PROFIL_EXIT_PROBE_ARGS	struct task_struct *t
+#endif
+
 /* list_count_nodes(): 6.3, and Debian's 6.1; before, our own. */
 #ifndef PROFIL_HAVE_LIST_COUNT_NODES
 static inline size_t list_count_nodes(struct list_head *head)

@@ -10,8 +10,12 @@
  * The sched_process_fork tracepoint runs in the parent once the child
  * exists and before it first runs; its probe, which may not sleep, takes a
  * reference to the child, to its mm and to the parent's arm, and hands them
- * to the module's own kernel thread ("profil-settle", session.c).  That
- * thread takes the child over in process context, on the child's mm
+ * to the module's own kernel thread ("profil-settle", session.c) once the
+ * child has run for a period of the parent's rate (profil_fork_delay()):
+ * a child that execs or exits before is never taken over (the exec and
+ * exit probes drop its take-over), and one that makes a request first is
+ * taken over then (profil_fork_settle()).  The thread takes the child over
+ * in process context, on the child's mm
  * (kthread_use_mm(), as the settle work does): it pins the child's copy of
  * the buffer, charged to the child's user, and starts events on the
  * child's threads with the parent's configuration.  The child has no event
@@ -46,18 +50,22 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 
+#include "compat.h"
 #include "profil_internal.h"
+
+struct linux_binprm;
 
 struct profil_fork {
 	struct kthread_work work;
+	struct timer_list timer;	/* queues @work: profil_fork_delay() */
 	struct list_head node;		/* in profil_forks until done */
 	struct task_struct *child;	/* referenced */
-	struct mm_struct *mm;		/* the child's, mmget() */
+	struct mm_struct *mm;		/* the child's, mmgrab() */
 	struct profil_arm *arm;	/* the parent's, referenced; config only */
 	struct file *dir;	/* its file's directory, referenced, or NULL */
 };
 
-static struct tracepoint *profil_fork_tp;
+static struct tracepoint *profil_fork_tp, *profil_exec_tp, *profil_exit_tp;
 
 /*
  * Take-overs queued and not yet done, on the whole system: a counter for
@@ -91,19 +99,45 @@ static struct profil_arm *profil_fork_pending_arm(struct mm_struct *mm,
 	return arm;
 }
 
+static DECLARE_WAIT_QUEUE_HEAD(profil_forks_wq);
+
+/* Is a take-over of @mm still to come?  Its work or timer is pending. */
+static bool profil_fork_pending(struct mm_struct *mm)
+{
+	struct profil_fork *f;
+	bool ret = false;
+
+	spin_lock(&profil_forks_lock);
+	list_for_each_entry(f, &profil_forks, node)
+		ret |= f->mm == mm;
+	spin_unlock(&profil_forks_lock);
+	return ret;
+}
+
 /**
- * profil_fork_settle - let the take-overs queued so far finish
+ * profil_fork_settle - let the caller's own take-over finish
  *
  * Called by every request before it looks at the caller's session: a
- * child's take-over is queued before the child first runs, so after this
- * a child sees the session it inherited (or why it has none), and its own
- * setup is never replaced by the take-over.  One test while none is
- * pending.
+ * child's take-over is set up before the child first runs, and is run now
+ * if it is still waiting for its delay, so after this a child sees the
+ * session it inherited (or why it has none), and its own setup is never
+ * replaced by the take-over.  One test while none is pending.
  */
 void profil_fork_settle(void)
 {
-	if (atomic_read(&profil_forks_pending))
-		profil_session_flush();
+	struct mm_struct *mm = current->mm;
+	struct profil_fork *f;
+
+	if (!atomic_read(&profil_forks_pending))
+		return;
+	spin_lock(&profil_forks_lock);
+	list_for_each_entry(f, &profil_forks, node) {
+		/* Once the timer is off, only we queue the work. */
+		if (f->mm == mm && timer_delete(&f->timer))
+			profil_session_queue_work(&f->work);
+	}
+	spin_unlock(&profil_forks_lock);
+	wait_event(profil_forks_wq, !profil_fork_pending(mm));
 }
 
 /*
@@ -177,6 +211,23 @@ static bool profil_fork_child_there(const struct profil_fork *f)
 }
 
 /*
+ * Out of profil_forks: drop what @f holds.  From any context that may
+ * take a spinlock (the exec and exit probes too).
+ */
+static void profil_fork_free(struct profil_fork *f)
+{
+	if (f->dir)
+		fput(f->dir);
+	profil_arm_put_atomic(f->arm);
+	put_task_struct(f->child);
+	mmdrop(f->mm);
+	kfree(f);
+	atomic_dec(&profil_forks_pending);
+	wake_up_all(&profil_forks_wq);
+	module_put(THIS_MODULE);
+}
+
+/*
  * On the profil-settle thread.  The work holds a module reference, which
  * the thread's destruction at module exit outlasts (session.c).
  */
@@ -186,8 +237,12 @@ static void profil_fork_take_over(struct kthread_work *work)
 	struct mem_cgroup *memcg, *old;
 	int ret;
 
-	/* Exited or exec'ed first: nothing to take over. */
-	if (profil_fork_child_there(f)) {
+	/*
+	 * Exited or exec'ed first: nothing to take over.  The child's mm is
+	 * only grabbed, so that an exec or exit tears it down at once, in
+	 * the child, as without a session: get it while it is still used.
+	 */
+	if (profil_fork_child_there(f) && mmget_not_zero(f->mm)) {
 		ret = profil_fork_parent_settled(f->arm);
 		/* What it allocates is the child's, as if it ran there. */
 		memcg = get_mem_cgroup_from_mm(f->mm);
@@ -197,20 +252,73 @@ static void profil_fork_take_over(struct kthread_work *work)
 		kthread_unuse_mm(f->mm);
 		set_active_memcg(old);
 		mem_cgroup_put(memcg);
+		/* Maybe the last user: its ->release must not run here. */
+		mmput_async(f->mm);
 	}
 	/* From here on a fork of the child finds its session, if any. */
 	spin_lock(&profil_forks_lock);
 	list_del(&f->node);
 	spin_unlock(&profil_forks_lock);
-	if (f->dir)
-		fput(f->dir);
-	profil_arm_put(f->arm);
-	put_task_struct(f->child);
-	/* Maybe the last user: its ->release must not run on this thread. */
-	mmput_async(f->mm);
-	kfree(f);
-	atomic_dec(&profil_forks_pending);
-	module_put(THIS_MODULE);
+	profil_fork_free(f);
+}
+
+/* The child has run for its delay: take it over. */
+static void profil_fork_due(struct timer_list *t)
+{
+	struct profil_fork *f = container_of(t, struct profil_fork, timer);
+
+	profil_session_queue_work(&f->work);
+}
+
+/*
+ * How long a child runs before it is taken over: one period of its
+ * parent's rate, the least CPU time it takes to owe a sample, and a jiffy
+ * more.  A child that execs or exits before (a shell's command, a helper
+ * that forks and execs) is never taken over: pinning its copy of the
+ * buffer and starting its events, only for the exec to throw them away,
+ * cost a fork + exec more than half again.  What a child runs before its
+ * take-over is counted as missed (profil_inherit()).
+ */
+static unsigned long profil_fork_delay(const struct profil_arm *arm)
+{
+	return nsecs_to_jiffies(arm->period_ns) + 1;
+}
+
+/*
+ * @t execs or exits: a take-over of it still waiting for its timer is
+ * dropped here; one whose timer fired finds the child gone (its work is
+ * queued).
+ */
+static void profil_fork_gone(struct task_struct *t)
+{
+	struct profil_fork *f, *found = NULL;
+
+	if (!atomic_read(&profil_forks_pending))
+		return;
+	spin_lock(&profil_forks_lock);
+	list_for_each_entry(f, &profil_forks, node) {
+		if (f->child == t && timer_delete(&f->timer)) {
+			list_del(&f->node);
+			found = f;
+			break;
+		}
+	}
+	spin_unlock(&profil_forks_lock);
+	if (found)
+		profil_fork_free(found);
+}
+
+/* sched_process_exec, in @t once its exec cannot fail. */
+static void profil_on_exec(void *data, struct task_struct *t, pid_t old_pid,
+			   struct linux_binprm *bprm)
+{
+	profil_fork_gone(t);
+}
+
+/* sched_process_exit, in the exiting @t. */
+static void profil_on_exit(void *data, PROFIL_EXIT_PROBE_ARGS)
+{
+	profil_fork_gone(t);
 }
 
 /* sched_process_fork: in the parent, may not sleep, @child not yet run. */
@@ -254,15 +362,17 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 	f->dir = dir;
 	f->child = get_task_struct(child);
 	f->mm = child->mm;
-	mmget(f->mm);
+	mmgrab(f->mm);
 	kthread_init_work(&f->work, profil_fork_take_over);
+	timer_setup(&f->timer, profil_fork_due, 0);
+	f->timer.expires = jiffies + profil_fork_delay(arm);
 	/* The session in the hash holds the module: not the last ref. */
 	__module_get(THIS_MODULE);
 	atomic_inc(&profil_forks_pending);
 	spin_lock(&profil_forks_lock);
 	list_add_tail(&f->node, &profil_forks);
+	add_timer(&f->timer);
 	spin_unlock(&profil_forks_lock);
-	profil_session_queue_work(&f->work);
 	return;
 
 out_put:
@@ -271,24 +381,47 @@ out_put:
 	profil_arm_put_atomic(arm);
 }
 
-static void profil_find_fork_tp(struct tracepoint *tp, void *priv)
+static void profil_find_fork_tps(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "sched_process_fork"))
-		*(struct tracepoint **)priv = tp;
+		profil_fork_tp = tp;
+	else if (!strcmp(tp->name, "sched_process_exec"))
+		profil_exec_tp = tp;
+	else if (!strcmp(tp->name, "sched_process_exit"))
+		profil_exit_tp = tp;
 }
 
 int profil_fork_init(void)
 {
-	for_each_kernel_tracepoint(profil_find_fork_tp, &profil_fork_tp);
-	if (!profil_fork_tp)
+	int ret;
+
+	for_each_kernel_tracepoint(profil_find_fork_tps, NULL);
+	if (!profil_fork_tp || !profil_exec_tp || !profil_exit_tp)
 		return -ENOENT;
-	return tracepoint_probe_register(profil_fork_tp, profil_on_fork,
-					 NULL);
+	ret = tracepoint_probe_register(profil_exec_tp, profil_on_exec, NULL);
+	if (ret)
+		return ret;
+	ret = tracepoint_probe_register(profil_exit_tp, profil_on_exit, NULL);
+	if (ret)
+		goto err_exec;
+	ret = tracepoint_probe_register(profil_fork_tp, profil_on_fork, NULL);
+	if (ret)
+		goto err_exit;
+	return 0;
+
+err_exit:
+	tracepoint_probe_unregister(profil_exit_tp, profil_on_exit, NULL);
+err_exec:
+	tracepoint_probe_unregister(profil_exec_tp, profil_on_exec, NULL);
+	tracepoint_synchronize_unregister();
+	return ret;
 }
 
 /* After it, no probe runs; pending take-overs hold module references. */
 void profil_fork_exit(void)
 {
 	tracepoint_probe_unregister(profil_fork_tp, profil_on_fork, NULL);
+	tracepoint_probe_unregister(profil_exit_tp, profil_on_exit, NULL);
+	tracepoint_probe_unregister(profil_exec_tp, profil_on_exec, NULL);
 	tracepoint_synchronize_unregister();
 }

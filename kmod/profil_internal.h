@@ -353,7 +353,6 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 			 struct task_struct *t);
 void profil_session_put(struct profil_session *sess);
 void profil_session_queue_work(struct kthread_work *work);
-void profil_session_flush(void);
 void profil_session_off(struct profil_session *sess);
 void profil_session_failed(struct profil_session *sess, u32 why, int err);
 bool profil_session_settle_run(struct profil_session *sess);

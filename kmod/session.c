@@ -174,12 +174,6 @@ void profil_session_queue_work(struct kthread_work *work)
 	kthread_queue_work(profil_settler, work);
 }
 
-/* Wait for every work queued on the profil-settle thread so far. */
-void profil_session_flush(void)
-{
-	kthread_flush_worker(profil_settler);
-}
-
 /*
  * Run the settle work now: from any context, the tick's hard irq too (the
  * work's timer is TIMER_IRQSAFE, so cancelling it there is allowed).

@@ -204,6 +204,45 @@ LIFE_TEST(fork_child_profiles_into_its_own_copy, 180)
 	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 }
 
+/*
+ * A child is taken over once it could owe a sample, a period of the rate
+ * after the fork: one that ends (or execs) before never is, and pins
+ * nothing.  At 1 Hz that is a second, far longer than these children
+ * live; they look at their pins without a request, which would take them
+ * over at once, as the last child's does.
+ */
+LIFE_TEST(children_are_taken_over_once_they_could_owe_a_sample, 120)
+{
+	struct report *r = report_page();
+	uint16_t *buf = map_buf(NULL, FRESH);
+	struct profil_stats st;
+	int i, n = 8;
+	pid_t pid;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, arm_one(buf, LEN, text_off(), 0x10000, 1));
+	for (i = 0; i <= n; i++) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			r->v[i] = vmpin_kb();
+			if (i == n) {
+				st = get_stats();
+				r->v[n + 1] = st.state;
+				r->v[n + 2] = vmpin_kb();
+			}
+			_exit(0);
+		}
+		ASSERT_EQ(0, wait_exit(pid));
+	}
+	for (i = 0; i <= n; i++)
+		EXPECT_EQ(0, r->v[i]);
+	EXPECT_EQ(PROFIL_STATE_ON, r->v[n + 1]);
+	EXPECT_EQ((int64_t)(LEN / 1024), r->v[n + 2]);
+	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
+}
+
 LIFE_TEST(grandchild_inherits_from_child, 180)
 {
 	struct report *r = report_page();
