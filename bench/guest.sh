@@ -143,8 +143,9 @@ while [ "$rep" -le "$reps" ]; do
 	want regions && for n in 0 1 1024; do
 		echo "@@ bench regions $n 10000 $rep $($B/regions $n 10000 $((1000000000 * scale)))"
 	done
-	# fork + exec + exit + wait, without and with a session to inherit.
-	want forkexec && for m in exec session; do
+	# fork + exec + exit + wait, without a session, with one that children
+	# do not inherit (parent) and with one they do.
+	want forkexec && for m in exec parent session; do
 		echo "@@ bench forkexec $m 0 $rep $($B/forkcost $((100 * scale)) $m)"
 	done
 	# The same forks (fork + exit, fork + exec) alone and under profil(1),

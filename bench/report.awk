@@ -292,9 +292,11 @@ END {
 	for (i = 1; i <= n; i++) if (T[i] == "forkexec") C[i, "fork"] = kv(i, "ns/fork")
 	fe = cmed("forkexec", "exec", 0, "fork"); fel = MIN; feh = MAX
 	fs = cmed("forkexec", "session", 0, "fork"); fsl = MIN; fsh = MAX
+	fp = cmed("forkexec", "parent", 0, "fork"); fpl = MIN; fph = MAX
 	print "" > md
 	print "fork + exec of /bin/true + exit + wait (CPU of parent and child): " \
 	      f(fe / 1000, 0) " us (" f(fel / 1000, 0) "–" f(feh / 1000, 0) ") without a session, " \
+	      (fp == "" ? "" : f(fp / 1000, 0) " us (" f(fpl / 1000, 0) "–" f(fph / 1000, 0) ") with one the children do not inherit, ") \
 	      f(fs / 1000, 0) " us (" f(fsl / 1000, 0) "–" f(fsh / 1000, 0) ") with one to inherit: " \
 	      f(ratio(fs, fe), 2) "x." > md
 	# A fork under profil(1) against the same fork alone (the issue: 1.2x):
