@@ -46,6 +46,7 @@ static unsigned long long cpu_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+#ifdef PROFILED
 /* Histogram samples in gmon.out (recorded() counts them). */
 static unsigned long long hist;
 
@@ -97,13 +98,13 @@ static long long recorded(uintptr_t lo, uintptr_t hi)
 }
 
 extern char __executable_start[];
+#endif
 
 int main(int argc, char **argv)
 {
 	int nt = argc > 1 ? atoi(argv[1]) : 1;
 	pthread_t t[64];
 	unsigned long long t0, dt;
-	uintptr_t lo = (uintptr_t)leaf, bias;
 
 	calls = argc > 2 ? atol(argv[2]) : 10000000;
 	if (nt < 1 || nt > 64)
@@ -117,6 +118,8 @@ int main(int argc, char **argv)
 	printf("ns/call %.2f", (double)dt / ((double)calls * nt));
 #ifdef PROFILED
 	{
+		uintptr_t lo = (uintptr_t)leaf, bias;
+
 		_mcleanup();
 		/* Both runtimes write link-time addresses (PIE). */
 		bias = (uintptr_t)__executable_start;
