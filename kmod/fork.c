@@ -62,6 +62,7 @@ struct profil_fork {
 	struct task_struct *child;	/* referenced */
 	struct mm_struct *mm;		/* the child's, mmgrab() */
 	struct profil_arm *arm;	/* the parent's, referenced; config only */
+	struct profil_session *sess;	/* @arm's, referenced, its mm grabbed */
 	struct file *dir;	/* its file's directory, referenced, or NULL */
 };
 
@@ -221,6 +222,9 @@ static void profil_fork_free(struct profil_fork *f)
 	profil_arm_put_atomic(f->arm);
 	put_task_struct(f->child);
 	mmdrop(f->mm);
+	/* @arm does not hold its session; the parent's exit ends it */
+	mmdrop(f->sess->mn.mm);
+	profil_session_put(f->sess);
 	kfree(f);
 	atomic_dec(&profil_forks_pending);
 	wake_up_all(&profil_forks_wq);
@@ -359,6 +363,10 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 	if (!f)
 		goto out_put;
 	f->arm = arm;
+	/* Alive: @arm runs in it, or a pending take-over holds it. */
+	f->sess = arm->sess;
+	refcount_inc(&f->sess->ref);
+	mmgrab(f->sess->mn.mm);
 	f->dir = dir;
 	f->child = get_task_struct(child);
 	f->mm = child->mm;

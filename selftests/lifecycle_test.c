@@ -243,6 +243,56 @@ LIFE_TEST(children_are_taken_over_once_they_could_owe_a_sample, 120)
 	EXPECT_EQ(0, dev_ioctl(PROFIL_IOC_OFF, NULL));
 }
 
+/*
+ * A child whose take-over is still waiting outlives its parent, whose
+ * buffer went away first (the arm stopped on a fault): the take-over, run
+ * by the child's first request, finds the parent's session gone and says
+ * so (PROFIL_STOP_INHERIT), without touching what the parent freed (the
+ * debug kernel's KASAN watches).  The pause only leaves the freeing time
+ * to happen; nothing is measured.
+ */
+LIFE_TEST(a_waiting_take_over_outlives_its_parent, 120)
+{
+	struct report *r = report_page();
+	int go[2], i = 0;
+	uint16_t *buf;
+	pid_t mid, pid;
+	char c = 0;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, pipe(go));
+	r->v[10] = -1;
+	mid = fork();
+	ASSERT_LE(0, mid);
+	if (mid == 0) {
+		buf = map_buf(NULL, FRESH);
+		if (!buf || arm_one(buf, LEN, text_off(), 0x10000, 1))
+			_exit(2);
+		pid = fork();
+		if (pid == 0) {
+			close(go[1]);
+			if (read(go[0], &c, 1) != 1)
+				_exit(3);
+			report_stats(r, 0);
+			r->v[10] = get_stats().inherit_error;
+			_exit(0);
+		}
+		r->v[11] = pid;
+		munmap(buf, LEN);
+		_exit(pid > 0 ? 0 : 4);
+	}
+	close(go[0]);
+	ASSERT_EQ(0, wait_exit(mid));
+	usleep(200 * 1000);
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	close(go[1]);
+	while (r->v[10] == -1 && i++ < 6000)
+		usleep(10 * 1000);
+	EXPECT_EQ(PROFIL_STATE_OFF, r->v[R_STATE]);
+	EXPECT_EQ(PROFIL_STOP_INHERIT, r->v[R_STOP]);
+	EXPECT_EQ(-EFAULT, r->v[10]);
+}
+
 LIFE_TEST(grandchild_inherits_from_child, 180)
 {
 	struct report *r = report_page();
