@@ -110,10 +110,13 @@ int profil_clock_add(struct task_struct *t, gfp_t gfp)
  * The thread's CPU clock now: se.sum_exec_runtime as of its last update,
  * plus the time since (se.exec_start, on the run queue's task clock, which
  * is sched_clock unless IRQ or steal time is accounted apart).  Both
- * change only under the run queue's lock with interrupts off, on this CPU,
- * so a tick cannot see them torn.  When the gap is not a scheduler tick's
- * worth (time accounted apart), the last update alone, which is behind:
- * what it lags is charged at a later tick.
+ * change under the run queue's lock, which a reader of the thread's clock
+ * on another CPU (task_sched_runtime()) may hold while the tick reads
+ * them: a torn pair reads a little ahead or behind, and as only what the
+ * clock gains beyond its highest reading is charged, nothing is charged
+ * twice, only a tick early or late.  When the gap is not a scheduler
+ * tick's worth (time accounted apart), the last update alone, which is
+ * behind: what it lags is charged at a later tick.
  */
 static notrace u64 profil_thread_clock(void)
 {
