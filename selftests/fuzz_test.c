@@ -1144,6 +1144,12 @@ static void build(struct fcase *c)
 static int m_base(struct fcase *c, int v)
 {
 	NEXT(v, 3);
+	/*
+	 * The first base case's spin is one the landing check can look at:
+	 * 60 ms at 10 kHz is more PCs than half a pcsample array holds.
+	 */
+	if (!v && c->tmpl == T_PCSAMPLE && c->s->rate > 4000)
+		c->s->rate = 4000;
 	return 1;
 }
 
