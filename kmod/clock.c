@@ -18,7 +18,8 @@
  * here instead, in a table keyed by task: an entry for every thread of a
  * process that has events, added by profil_events_start() for the threads
  * it finds and by the fork probe for the threads created while an arm
- * runs, and removed at the thread's exit (sched_process_exit).
+ * runs, and removed at the thread's exit (sched_process_exit, whose probe
+ * is fork.c's).
  * The tick looks its thread up under RCU and is the only writer of the
  * entry (a thread ticks on one CPU at a time, in hard irq); the first
  * tick under an arm charges the event's count (the task clock since the
@@ -32,7 +33,6 @@
 #include <linux/rhashtable.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
-#include <linux/tracepoint.h>
 
 #include "compat.h"
 #include "profil_internal.h"
@@ -48,7 +48,6 @@ struct profil_thread {
 
 static struct rhashtable profil_threads;
 static atomic_t profil_nr_threads = ATOMIC_INIT(0);
-static struct tracepoint *profil_exit_tp;
 
 static const struct rhashtable_params profil_threads_params = {
 	.key_len		= sizeof(struct task_struct *),
@@ -98,7 +97,7 @@ int profil_clock_add(struct task_struct *t, gfp_t gfp)
 		return IS_ERR(old) ? PTR_ERR(old) : 0;
 	}
 	atomic_inc(&profil_nr_threads);
-	/* Pairs with profil_on_exit()'s: it finds @th, or we see the flag. */
+	/* Pairs with profil_clock_gone()'s: it finds @th, or we see the flag. */
 	smp_mb();
 	if (READ_ONCE(t->flags) & PF_EXITING)
 		profil_thread_remove(th);
@@ -181,8 +180,11 @@ notrace u64 profil_clock_charge(const struct profil_arm *arm,
 	return n;
 }
 
-/* sched_process_exit, in the exiting thread. */
-static void profil_on_exit(void *data, PROFIL_EXIT_PROBE_ARGS)
+/**
+ * profil_clock_gone - @t exits: its entry goes
+ * @t: the exiting thread (sched_process_exit, fork.c)
+ */
+void profil_clock_gone(struct task_struct *t)
 {
 	struct profil_thread *th;
 
@@ -197,26 +199,9 @@ static void profil_on_exit(void *data, PROFIL_EXIT_PROBE_ARGS)
 	rcu_read_unlock();
 }
 
-static void profil_find_exit_tp(struct tracepoint *tp, void *priv)
-{
-	if (!strcmp(tp->name, "sched_process_exit"))
-		*(struct tracepoint **)priv = tp;
-}
-
 int profil_clock_init(void)
 {
-	int ret;
-
-	for_each_kernel_tracepoint(profil_find_exit_tp, &profil_exit_tp);
-	if (!profil_exit_tp)
-		return -ENOENT;
-	ret = rhashtable_init(&profil_threads, &profil_threads_params);
-	if (ret)
-		return ret;
-	ret = tracepoint_probe_register(profil_exit_tp, profil_on_exit, NULL);
-	if (ret)
-		rhashtable_destroy(&profil_threads);
-	return ret;
+	return rhashtable_init(&profil_threads, &profil_threads_params);
 }
 
 static void profil_thread_free(void *ptr, void *arg)
@@ -224,10 +209,8 @@ static void profil_thread_free(void *ptr, void *arg)
 	kfree(ptr);
 }
 
-/* After the last session: no tick runs, and no probe after this. */
+/* After the last session and profil_fork_exit(): no tick, no probe runs. */
 void profil_clock_exit(void)
 {
-	tracepoint_probe_unregister(profil_exit_tp, profil_on_exit, NULL);
-	tracepoint_synchronize_unregister();
 	rhashtable_free_and_destroy(&profil_threads, profil_thread_free, NULL);
 }

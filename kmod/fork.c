@@ -43,6 +43,7 @@
 #include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
+#include <linux/rhashtable.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
@@ -58,7 +59,8 @@ struct linux_binprm;
 struct profil_fork {
 	struct kthread_work work;
 	struct timer_list timer;	/* queues @work: profil_fork_delay() */
-	struct list_head node;		/* in profil_forks until done */
+	struct rhash_head by_mm;	/* in profil_forks_mm until done */
+	struct rhash_head by_child;	/* in profil_forks_child until done */
 	struct task_struct *child;	/* referenced */
 	struct mm_struct *mm;		/* the child's, mmgrab() */
 	struct profil_arm *arm;	/* the parent's, referenced; config only */
@@ -70,12 +72,67 @@ static struct tracepoint *profil_fork_tp, *profil_exec_tp, *profil_exit_tp;
 
 /*
  * Take-overs queued and not yet done, on the whole system: a counter for
- * the requests' one test, and a list for a child that forks before it is
- * taken over (its child inherits the same configuration).
+ * the probes' and requests' one test, and two tables of them, one by the
+ * child's mm (a request, or a child forking before it is taken over: its
+ * child inherits the same configuration) and one by the child (its exec
+ * or exit drops a take-over still waiting).  Each mm and each child has
+ * at most one.  Both tables change together under profil_forks_lock; a
+ * lookup that needs the entry to stay takes it too.
  */
 static atomic_t profil_forks_pending = ATOMIC_INIT(0);
 static DEFINE_SPINLOCK(profil_forks_lock);
-static LIST_HEAD(profil_forks);	/* guarded by profil_forks_lock */
+static struct rhashtable profil_forks_mm;
+static struct rhashtable profil_forks_child;
+
+static const struct rhashtable_params profil_forks_mm_params = {
+	.key_len		= sizeof(struct mm_struct *),
+	.key_offset		= offsetof(struct profil_fork, mm),
+	.head_offset		= offsetof(struct profil_fork, by_mm),
+	.automatic_shrinking	= true,
+};
+
+static const struct rhashtable_params profil_forks_child_params = {
+	.key_len		= sizeof(struct task_struct *),
+	.key_offset		= offsetof(struct profil_fork, child),
+	.head_offset		= offsetof(struct profil_fork, by_child),
+	.automatic_shrinking	= true,
+};
+
+/* @mm's take-over, if one is pending.  Under profil_forks_lock. */
+static struct profil_fork *profil_fork_find(struct mm_struct *mm)
+{
+	lockdep_assert_held(&profil_forks_lock);
+	return rhashtable_lookup_fast(&profil_forks_mm, &mm,
+				      profil_forks_mm_params);
+}
+
+/* In both tables, or in none: 0 or -errno.  Under profil_forks_lock. */
+static int profil_fork_insert(struct profil_fork *f)
+{
+	int ret;
+
+	lockdep_assert_held(&profil_forks_lock);
+	ret = rhashtable_insert_fast(&profil_forks_mm, &f->by_mm,
+				     profil_forks_mm_params);
+	if (ret)
+		return ret;
+	ret = rhashtable_insert_fast(&profil_forks_child, &f->by_child,
+				     profil_forks_child_params);
+	if (ret)
+		rhashtable_remove_fast(&profil_forks_mm, &f->by_mm,
+				       profil_forks_mm_params);
+	return ret;
+}
+
+/* Out of both tables.  Under profil_forks_lock. */
+static void profil_fork_remove(struct profil_fork *f)
+{
+	lockdep_assert_held(&profil_forks_lock);
+	rhashtable_remove_fast(&profil_forks_mm, &f->by_mm,
+			       profil_forks_mm_params);
+	rhashtable_remove_fast(&profil_forks_child, &f->by_child,
+			       profil_forks_child_params);
+}
 
 /*
  * The configuration that @mm's take-over, still pending, will start, and
@@ -88,13 +145,11 @@ static struct profil_arm *profil_fork_pending_arm(struct mm_struct *mm,
 	struct profil_fork *f;
 
 	spin_lock(&profil_forks_lock);
-	list_for_each_entry(f, &profil_forks, node) {
-		if (f->mm != mm)
-			continue;
+	f = profil_fork_find(mm);
+	if (f) {
 		arm = f->arm;
 		refcount_inc(&arm->ref);
 		*dir = f->dir ? get_file(f->dir) : NULL;
-		break;
 	}
 	spin_unlock(&profil_forks_lock);
 	return arm;
@@ -105,12 +160,10 @@ static DECLARE_WAIT_QUEUE_HEAD(profil_forks_wq);
 /* Is a take-over of @mm still to come?  Its work or timer is pending. */
 static bool profil_fork_pending(struct mm_struct *mm)
 {
-	struct profil_fork *f;
-	bool ret = false;
+	bool ret;
 
 	spin_lock(&profil_forks_lock);
-	list_for_each_entry(f, &profil_forks, node)
-		ret |= f->mm == mm;
+	ret = profil_fork_find(mm);
 	spin_unlock(&profil_forks_lock);
 	return ret;
 }
@@ -132,11 +185,10 @@ void profil_fork_settle(void)
 	if (!atomic_read(&profil_forks_pending))
 		return;
 	spin_lock(&profil_forks_lock);
-	list_for_each_entry(f, &profil_forks, node) {
-		/* Once the timer is off, only we queue the work. */
-		if (f->mm == mm && timer_delete(&f->timer))
-			profil_session_queue_work(&f->work);
-	}
+	f = profil_fork_find(mm);
+	/* Once the timer is off, only we queue the work. */
+	if (f && timer_delete(&f->timer))
+		profil_session_queue_work(&f->work);
 	spin_unlock(&profil_forks_lock);
 	wait_event(profil_forks_wq, !profil_fork_pending(mm));
 }
@@ -212,7 +264,7 @@ static bool profil_fork_child_there(const struct profil_fork *f)
 }
 
 /*
- * Out of profil_forks: drop what @f holds.  From any context that may
+ * Out of the tables: drop what @f holds.  From any context that may
  * take a spinlock (the exec and exit probes too).
  */
 static void profil_fork_free(struct profil_fork *f)
@@ -261,7 +313,7 @@ static void profil_fork_take_over(struct kthread_work *work)
 	}
 	/* From here on a fork of the child finds its session, if any. */
 	spin_lock(&profil_forks_lock);
-	list_del(&f->node);
+	profil_fork_remove(f);
 	spin_unlock(&profil_forks_lock);
 	profil_fork_free(f);
 }
@@ -295,21 +347,20 @@ static unsigned long profil_fork_delay(const struct profil_arm *arm)
  */
 static void profil_fork_gone(struct task_struct *t)
 {
-	struct profil_fork *f, *found = NULL;
+	struct profil_fork *f;
 
 	if (!atomic_read(&profil_forks_pending))
 		return;
 	spin_lock(&profil_forks_lock);
-	list_for_each_entry(f, &profil_forks, node) {
-		if (f->child == t && timer_delete(&f->timer)) {
-			list_del(&f->node);
-			found = f;
-			break;
-		}
-	}
+	f = rhashtable_lookup_fast(&profil_forks_child, &t,
+				   profil_forks_child_params);
+	if (f && timer_delete(&f->timer))
+		profil_fork_remove(f);
+	else
+		f = NULL;
 	spin_unlock(&profil_forks_lock);
-	if (found)
-		profil_fork_free(found);
+	if (f)
+		profil_fork_free(f);
 }
 
 /* sched_process_exec, in @t once its exec cannot fail. */
@@ -319,9 +370,10 @@ static void profil_on_exec(void *data, struct task_struct *t, pid_t old_pid,
 	profil_fork_gone(t);
 }
 
-/* sched_process_exit, in the exiting @t. */
+/* sched_process_exit, in the exiting @t: its clock and its take-over. */
 static void profil_on_exit(void *data, PROFIL_EXIT_PROBE_ARGS)
 {
+	profil_clock_gone(t);
 	profil_fork_gone(t);
 }
 
@@ -378,7 +430,12 @@ static void profil_on_fork(void *data, struct task_struct *parent,
 	__module_get(THIS_MODULE);
 	atomic_inc(&profil_forks_pending);
 	spin_lock(&profil_forks_lock);
-	list_add_tail(&f->node, &profil_forks);
+	if (profil_fork_insert(f)) {
+		spin_unlock(&profil_forks_lock);
+		/* Not taken over, as if the allocation above failed. */
+		profil_fork_free(f);
+		return;
+	}
 	add_timer(&f->timer);
 	spin_unlock(&profil_forks_lock);
 	return;
@@ -406,9 +463,15 @@ int profil_fork_init(void)
 	for_each_kernel_tracepoint(profil_find_fork_tps, NULL);
 	if (!profil_fork_tp || !profil_exec_tp || !profil_exit_tp)
 		return -ENOENT;
-	ret = tracepoint_probe_register(profil_exec_tp, profil_on_exec, NULL);
+	ret = rhashtable_init(&profil_forks_mm, &profil_forks_mm_params);
 	if (ret)
 		return ret;
+	ret = rhashtable_init(&profil_forks_child, &profil_forks_child_params);
+	if (ret)
+		goto err_mm;
+	ret = tracepoint_probe_register(profil_exec_tp, profil_on_exec, NULL);
+	if (ret)
+		goto err_child;
 	ret = tracepoint_probe_register(profil_exit_tp, profil_on_exit, NULL);
 	if (ret)
 		goto err_exec;
@@ -422,14 +485,23 @@ err_exit:
 err_exec:
 	tracepoint_probe_unregister(profil_exec_tp, profil_on_exec, NULL);
 	tracepoint_synchronize_unregister();
+err_child:
+	rhashtable_destroy(&profil_forks_child);
+err_mm:
+	rhashtable_destroy(&profil_forks_mm);
 	return ret;
 }
 
-/* After it, no probe runs; pending take-overs hold module references. */
+/*
+ * After it, no probe runs.  Pending take-overs hold module references:
+ * there are none, and the tables are empty.
+ */
 void profil_fork_exit(void)
 {
 	tracepoint_probe_unregister(profil_fork_tp, profil_on_fork, NULL);
 	tracepoint_probe_unregister(profil_exit_tp, profil_on_exit, NULL);
 	tracepoint_probe_unregister(profil_exec_tp, profil_on_exec, NULL);
 	tracepoint_synchronize_unregister();
+	rhashtable_destroy(&profil_forks_child);
+	rhashtable_destroy(&profil_forks_mm);
 }

@@ -391,6 +391,7 @@ void profil_write_put(struct profil_write *w);
 int profil_clock_init(void);
 void profil_clock_exit(void);
 int profil_clock_add(struct task_struct *t, gfp_t gfp);
+void profil_clock_gone(struct task_struct *t);
 u64 profil_clock_charge(const struct profil_arm *arm,
 			struct perf_event *event);
 
