@@ -29,8 +29,10 @@
  * if there were no table.  An entry outlives its thread's sessions (exec,
  * OFF) until the thread exits: an id that is not the arm's is stale.
  */
+#include <linux/cred.h>
 #include <linux/math64.h>
 #include <linux/rhashtable.h>
+#include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
 
@@ -43,6 +45,12 @@ struct profil_thread {
 	u64 arm_id;		/* the arm it was last charged for, or 0 */
 	u64 clock;		/* its CPU clock then */
 	u64 rem;		/* CPU time of it not yet charged, ns */
+	/*
+	 * Its credentials when its exec renamed it (the old image's last),
+	 * for the writer, only until that exec ends; compared, not held.
+	 * Written and read by the thread itself.
+	 */
+	const struct cred *exec_cred;
 	struct rcu_head rcu;
 };
 
@@ -178,6 +186,67 @@ notrace u64 profil_clock_charge(const struct profil_arm *arm,
 	n = profil_periods(&th->rem, arm->period_ns);
 	rcu_read_unlock();
 	return n;
+}
+
+/**
+ * profil_clock_exec_rename - @t's exec renames it
+ * @t: the renamed thread (task_rename, fork.c)
+ *
+ * An exec renames the thread after it let go of the old memory and before
+ * it installs the new program's credentials: the credentials the old
+ * image ended with are the ones now.  Kept until the exec ends.
+ */
+void profil_clock_exec_rename(struct task_struct *t)
+{
+	struct profil_thread *th;
+
+	if (t != current || !t->in_execve || !atomic_read(&profil_nr_threads))
+		return;
+	rcu_read_lock();
+	th = profil_thread_find(t);
+	if (th)
+		WRITE_ONCE(th->exec_cred, rcu_access_pointer(t->real_cred));
+	rcu_read_unlock();
+}
+
+/* @t's exec is over (sched_process_exec, fork.c). */
+void profil_clock_exec_done(struct task_struct *t)
+{
+	struct profil_thread *th;
+
+	if (!atomic_read(&profil_nr_threads))
+		return;
+	rcu_read_lock();
+	th = profil_thread_find(t);
+	if (th)
+		WRITE_ONCE(th->exec_cred, NULL);
+	rcu_read_unlock();
+}
+
+/**
+ * profil_clock_exec_cred - did current's old image end with @cred?
+ * @cred: the credentials an arm was made with
+ *
+ * For the writer, when an exec lets go of the old memory only after it
+ * installed the new program's credentials (bprm->old_mm, freed in
+ * setup_new_exec()): the credentials then are the new program's, and the
+ * old image's last ones are those profil_clock_exec_rename() saw.
+ *
+ * Return: true only inside an exec, if they were @cred.
+ */
+bool profil_clock_exec_cred(const struct cred *cred)
+{
+	struct profil_thread *th;
+	bool ret = false;
+
+	if (!current->in_execve || !atomic_read(&profil_nr_threads))
+		return false;
+	rcu_read_lock();
+	th = profil_thread_find(current);
+	if (th)
+		ret = READ_ONCE(th->exec_cred) == cred;
+	rcu_read_unlock();
+	return ret;
 }
 
 /**

@@ -69,6 +69,7 @@ struct profil_fork {
 };
 
 static struct tracepoint *profil_fork_tp, *profil_exec_tp, *profil_exit_tp;
+static struct tracepoint *profil_rename_tp;
 
 /*
  * Take-overs queued and not yet done, on the whole system: a counter for
@@ -367,7 +368,15 @@ static void profil_fork_gone(struct task_struct *t)
 static void profil_on_exec(void *data, struct task_struct *t, pid_t old_pid,
 			   struct linux_binprm *bprm)
 {
+	profil_clock_exec_done(t);
 	profil_fork_gone(t);
+}
+
+/* task_rename: an exec (or a prctl) renames @t. */
+static void profil_on_rename(void *data, struct task_struct *t,
+			     const char *comm)
+{
+	profil_clock_exec_rename(t);
 }
 
 /* sched_process_exit, in the exiting @t: its clock and its take-over. */
@@ -454,6 +463,8 @@ static void profil_find_fork_tps(struct tracepoint *tp, void *priv)
 		profil_exec_tp = tp;
 	else if (!strcmp(tp->name, "sched_process_exit"))
 		profil_exit_tp = tp;
+	else if (!strcmp(tp->name, "task_rename"))
+		profil_rename_tp = tp;
 }
 
 int profil_fork_init(void)
@@ -461,7 +472,8 @@ int profil_fork_init(void)
 	int ret;
 
 	for_each_kernel_tracepoint(profil_find_fork_tps, NULL);
-	if (!profil_fork_tp || !profil_exec_tp || !profil_exit_tp)
+	if (!profil_fork_tp || !profil_exec_tp || !profil_exit_tp ||
+	    !profil_rename_tp)
 		return -ENOENT;
 	ret = rhashtable_init(&profil_forks_mm, &profil_forks_mm_params);
 	if (ret)
@@ -469,9 +481,13 @@ int profil_fork_init(void)
 	ret = rhashtable_init(&profil_forks_child, &profil_forks_child_params);
 	if (ret)
 		goto err_mm;
-	ret = tracepoint_probe_register(profil_exec_tp, profil_on_exec, NULL);
+	ret = tracepoint_probe_register(profil_rename_tp, profil_on_rename,
+					NULL);
 	if (ret)
 		goto err_child;
+	ret = tracepoint_probe_register(profil_exec_tp, profil_on_exec, NULL);
+	if (ret)
+		goto err_rename;
 	ret = tracepoint_probe_register(profil_exit_tp, profil_on_exit, NULL);
 	if (ret)
 		goto err_exec;
@@ -484,6 +500,8 @@ err_exit:
 	tracepoint_probe_unregister(profil_exit_tp, profil_on_exit, NULL);
 err_exec:
 	tracepoint_probe_unregister(profil_exec_tp, profil_on_exec, NULL);
+err_rename:
+	tracepoint_probe_unregister(profil_rename_tp, profil_on_rename, NULL);
 	tracepoint_synchronize_unregister();
 err_child:
 	rhashtable_destroy(&profil_forks_child);
@@ -501,6 +519,7 @@ void profil_fork_exit(void)
 	tracepoint_probe_unregister(profil_fork_tp, profil_on_fork, NULL);
 	tracepoint_probe_unregister(profil_exit_tp, profil_on_exit, NULL);
 	tracepoint_probe_unregister(profil_exec_tp, profil_on_exec, NULL);
+	tracepoint_probe_unregister(profil_rename_tp, profil_on_rename, NULL);
 	tracepoint_synchronize_unregister();
 	rhashtable_destroy(&profil_forks_child);
 	rhashtable_destroy(&profil_forks_mm);

@@ -392,6 +392,9 @@ int profil_clock_init(void);
 void profil_clock_exit(void);
 int profil_clock_add(struct task_struct *t, gfp_t gfp);
 void profil_clock_gone(struct task_struct *t);
+void profil_clock_exec_rename(struct task_struct *t);
+void profil_clock_exec_done(struct task_struct *t);
+bool profil_clock_exec_cred(const struct cred *cred);
 u64 profil_clock_charge(const struct profil_arm *arm,
 			struct perf_event *event);
 

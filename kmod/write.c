@@ -29,6 +29,8 @@
  *    with (the same struct cred: any setuid, capset, Landlock domain or LSM
  *    transition makes a new one) and the same seccomp filter, and its mm is
  *    dumpable: else no file, and write_error says why (-EPERM, -EACCES).
+ *    At exec, the credentials the old image ended with, not the new
+ *    program's, which some kernels install before the old mm goes.
  *  - With those credentials and the umask of the arming, in the directory
  *    it named, under one name: what is at the name is unlinked (a symlink,
  *    a hard link, a FIFO: never opened), then a file is created with
@@ -313,7 +315,9 @@ static int profil_write_may(struct profil_write *w, struct task_struct *t)
 
 	if (!profil_dumpable(t, w->mm))
 		return -EACCES;
-	if (rcu_access_pointer(t->real_cred) != out->cred ||
+	/* At exec, the old image's last credentials (clock.c). */
+	if ((rcu_access_pointer(t->real_cred) != out->cred &&
+	     !(t == current && profil_clock_exec_cred(out->cred))) ||
 	    profil_seccomp_filter(t) != out->seccomp)
 		return -EPERM;
 	w->fsize = task_rlimit(t, RLIMIT_FSIZE);

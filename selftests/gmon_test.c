@@ -813,11 +813,7 @@ static long child_file(struct __test_metadata *_metadata,
  * PROFIL_OUTPUT_CHILD_EXIT_ONLY: a forked child's exec writes no file (its
  * image holds the parent's profile up to the fork), its exit does, and
  * without the flag its exit does too.  The parent's own file is its own
- * business.  (Without the flag a child's exec writes its file on 6.1 and
- * 6.12, where the kernel ignoring the flag fails this test.  On 7.3 the
- * exec releases the old mm in setup_new_exec(), after commit_creds(), so
- * the writer sees credentials other than the arm's and writes nothing
- * (-EPERM, seen with a debug build): not checked here, profil(4) says so.)
+ * business.
  */
 TEST_F(output, child_exit_only_writes_a_childs_file_at_exit_not_at_exec)
 {
@@ -834,6 +830,49 @@ TEST_F(output, child_exit_only_writes_a_childs_file_at_exit_not_at_exec)
 	self->o.flags = 0;
 	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_SETUP, &self->s));
 	EXPECT_EQ(IMG_HEAD + IMG_REC, child_file(_metadata, self, "exit"));
+	EXPECT_EQ(IMG_HEAD + IMG_REC, child_file(_metadata, self, "exec"));
+}
+
+/*
+ * A process's own exec writes its file, with the credentials its old image
+ * ended with: those it armed with, or none.  7.3 installs the new
+ * program's credentials before it lets go of the old memory (where the
+ * writer starts), 6.1 and 6.12 after.  @uid: drop to it before the exec.
+ */
+static long exec_file(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(output) *self, uid_t uid)
+{
+	char name[64];
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -2;
+	if (!pid) {
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(1);
+		if (uid != getuid() && setresuid(uid, uid, uid))
+			_exit(2);
+		execl("/bin/sh", "sh", "-c", "exit 0", (char *)NULL);
+		_exit(3);
+	}
+	EXPECT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	name_pid(name, sizeof(name), "prof.%d", pid);
+	return file_size(self->dir, name);
+}
+
+TEST_F(output, exec_writes_the_file_of_the_process_that_armed)
+{
+	EXPECT_EQ(IMG_HEAD, exec_file(_metadata, self, getuid()));
+}
+
+TEST_F(output, exec_after_dropping_credentials_writes_nothing)
+{
+	if (getuid())
+		SKIP(return, "needs root, to drop to uid 65534");
+	EXPECT_EQ(-1, exec_file(_metadata, self, 65534));
 }
 
 /*
