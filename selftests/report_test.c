@@ -5,10 +5,14 @@
  * merged at the coarsest, and a histogram past 16 bits scaled with its
  * rate so that gprof still shows the seconds it stands for.  And its CSV
  * (report_print()) on this host's libc: each row's function named with
- * its address in the object, wherever the object was loaded.
+ * its address in the object, wherever the object was loaded.  And its
+ * rows on functions of this program: those under --percent-limit (0.5% in
+ * the text by default) summed in one line, every row in the CSV unless
+ * the limit is given, and --sort object and process.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,6 +297,369 @@ TEST(csv_gives_each_function_s_address_in_its_object)
 	}
 	EXPECT_LT(1, named);
 	free(f);
+}
+
+/* --- rows, --percent-limit, --sort ------------------------------------- */
+
+/* Functions of this program for the report to name: one bin each. */
+#define HOT(name) \
+	static __attribute__((noinline, noclone, used)) int name(int x) \
+	{ return x * __LINE__ + 1; }
+HOT(hot_a) HOT(hot_b) HOT(hot_c) HOT(hot_d) HOT(hot_e) HOT(hot_f)
+
+static int (*const hot[])(int) = { hot_a, hot_b, hot_c, hot_d, hot_e, hot_f };
+/* hot_a..hot_f's samples: 1000, of which 6 (3 rows) under 0.5%. */
+static const uint32_t hot_samples[] = { 600, 300, 94, 3, 2, 1 };
+
+/* A region of a file make_regions() makes. */
+struct mk_region {
+	const char *path;
+	uint32_t kind;
+	uint64_t start, end, bias;
+	unsigned int shift;
+};
+
+/* A profile file of process @pid with @n regions, in bins of 4 bytes. */
+static struct profile_file_hdr *make_regions(pid_t pid,
+					     const struct mk_region *m, int n)
+{
+	size_t names = 1, bins_off, size, nr_bins = 0;
+	struct profile_file_region *fr;
+	struct profile_file_hdr *h;
+	char *name;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		names += strlen(m[i].path) + 1;
+		nr_bins += (m[i].end - m[i].start) >> m[i].shift;
+	}
+	bins_off = (sizeof(*h) + n * sizeof(*fr) + names + 3) & ~3UL;
+	size = bins_off + nr_bins * 4;
+	h = calloc(1, size);
+	fr = (void *)(h + 1);
+	memcpy(h->magic, PROFILE_FILE_MAGIC, sizeof(h->magic));
+	h->hdr_size = sizeof(*h);
+	h->region_size = sizeof(*fr);
+	h->nr_regions = n;
+	h->rate = 1000;
+	h->pid = pid;
+	h->names_off = sizeof(*h) + n * sizeof(*fr);
+	h->names_size = names;
+	h->size = size;
+	name = (char *)h + h->names_off + 1;
+	for (i = 0; i < n; i++) {
+		fr[i].start = m[i].start;
+		fr[i].end = m[i].end;
+		fr[i].bias = m[i].bias;
+		fr[i].shift = m[i].shift;
+		fr[i].kind = m[i].kind;
+		fr[i].nr_bins = (m[i].end - m[i].start) >> m[i].shift;
+		fr[i].bins_off = bins_off;
+		bins_off += fr[i].nr_bins * 4;
+		fr[i].name_off = name - ((char *)h + h->names_off);
+		strcpy(name, m[i].path);
+		name += strlen(name) + 1;
+	}
+	return h;
+}
+
+/* The bin of @pc in region @i of @h. */
+static uint32_t *bin_at(struct profile_file_hdr *h, int i, uint64_t pc)
+{
+	struct profile_file_region *fr = (void *)(h + 1);
+
+	fr += i;
+	if (pc < fr->start || pc >= fr->end)
+		return NULL;
+	return (uint32_t *)((char *)h + fr->bins_off) +
+	       ((pc - fr->start) >> fr->shift);
+}
+
+static char self_path[4096];
+
+/* This program's text, as the agent would give it. */
+static int self_text_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct mk_region *m = arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		m->start = (info->dlpi_addr + ph->p_vaddr) & ~3ULL;
+		m->end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + 3) & ~3ULL;
+		m->bias = info->dlpi_addr;
+		break;
+	}
+	return 1;			/* the first object is the program */
+}
+
+static struct mk_region self_text(void)
+{
+	struct mk_region m = { .path = self_path, .kind = PROFILE_REGION_EXE,
+			       .shift = 2 };
+	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+
+	self_path[n > 0 ? n : 0] = '\0';
+	dl_iterate_phdr(self_text_of, &m);
+	return m;
+}
+
+/* A file of MAIN_PID over this program, hot_samples[] in hot[]'s bins. */
+static struct profile_file_hdr *make_hot(void)
+{
+	struct mk_region m = self_text();
+	struct profile_file_hdr *h = make_regions(MAIN_PID, &m, 1);
+	size_t i;
+
+	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
+		*bin_at(h, 0, (uintptr_t)hot[i]) = hot_samples[i];
+	return h;
+}
+
+/* report_print() over @files as @r (format, sort, limit) says: its output. */
+static char *run_report(struct report *r, struct profile_file_hdr **files,
+			int nr)
+{
+	char *text = calloc(1, 1 << 16);
+	int i;
+
+	r->main_pid = MAIN_PID;
+	r->rate = 1000;
+	r->command = "prog";
+	r->files = calloc(nr, sizeof(*r->files));
+	for (i = 0; i < nr; i++)
+		r->files[i] = (struct pfile){ .pid = files[i]->pid,
+					      .child = files[i]->pid != MAIN_PID,
+					      .h = files[i],
+					      .size = files[i]->size };
+	r->nr_files = nr;
+	r->out = tmpfile();
+	if (!r->out || report_print(r))
+		text[0] = '\0';
+	rewind(r->out);
+	text[fread(text, 1, (1 << 16) - 1, r->out)] = '\0';
+	fclose(r->out);
+	free(r->files);
+	return text;
+}
+
+/* A row of the text table, or its line of hidden rows. */
+struct text_row {
+	double samples, pct;
+	char name[512];
+};
+
+/*
+ * The rows of the last table of @text into @rows (up to @max): how many;
+ * the line that sums the hidden rows in @hidden (name "" if none).
+ */
+static int text_rows(const char *text, struct text_row *rows, int max,
+		     struct text_row *hidden)
+{
+	const char *line = text;
+	struct text_row w;
+	int n = 0;
+
+	memset(hidden, 0, sizeof(*hidden));
+	for (; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (strstr(line, "self s") && strstr(line, "samples") == line + 2) {
+			n = 0;		/* a new table */
+			memset(hidden, 0, sizeof(*hidden));
+			continue;
+		}
+		if (sscanf(line + 1, "%lf %lf %*f  %511[^\n]", &w.samples,
+			   &w.pct, w.name) != 3)
+			continue;
+		if (w.name[0] == '[' && strstr(w.name, " under "))
+			*hidden = w;
+		else if (n < max)
+			rows[n++] = w;
+	}
+	return n;
+}
+
+/* The row whose name (its first word) is @name, or NULL. */
+static const struct text_row *row_named(const struct text_row *rows, int n,
+					const char *name)
+{
+	size_t len = strlen(name);
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(rows[i].name, name, len) &&
+		    (rows[i].name[len] == ' ' || !rows[i].name[len]))
+			return &rows[i];
+	return NULL;
+}
+
+/*
+ * By default the text shows the rows of 0.5% or more, each, and one line
+ * sums the rest: 3 rows of 1000 samples (600, 300, 94) and one line of 3
+ * rows, 6 samples, 0.60%.
+ */
+TEST(text_hides_rows_under_half_a_percent_behind_one_line)
+{
+	struct profile_file_hdr *f = make_hot();
+	struct report r = { .format = FORMAT_TEXT };
+	struct text_row rows[16], hidden;
+	char *text = run_report(&r, &f, 1);
+	int n = text_rows(text, rows, 16, &hidden);
+
+	ASSERT_EQ(3, n) TH_LOG("%s", text);
+	EXPECT_EQ(600, rows[0].samples);
+	EXPECT_NE(NULL, row_named(rows, n, "hot_a")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, row_named(rows, n, "hot_b")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, row_named(rows, n, "hot_c")) TH_LOG("%s", text);
+	EXPECT_EQ(94, rows[2].samples);
+	EXPECT_STREQ("[3 rows under 0.5%]", hidden.name) TH_LOG("%s", text);
+	EXPECT_EQ(6, hidden.samples);
+	EXPECT_EQ(0.6, hidden.pct);
+	free(text);
+	free(f);
+}
+
+/* --percent-limit 0: every row, no line of hidden ones; 10: two rows. */
+TEST(percent_limit_0_shows_every_row_and_10_hides_four)
+{
+	struct profile_file_hdr *f = make_hot();
+	struct report r = { .format = FORMAT_TEXT, .percent_limit_set = 1 };
+	struct text_row rows[16], hidden;
+	char *text = run_report(&r, &f, 1);
+	int n = text_rows(text, rows, 16, &hidden), i;
+	double sum = 0;
+
+	ASSERT_EQ(6, n) TH_LOG("%s", text);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(hot_samples[i], rows[i].samples) TH_LOG("%s", text);
+		sum += rows[i].samples;
+	}
+	EXPECT_EQ(1000, sum);
+	EXPECT_NE(NULL, row_named(rows, n, "hot_f")) TH_LOG("%s", text);
+	EXPECT_STREQ("", hidden.name) TH_LOG("%s", text);
+	free(text);
+
+	r.percent_limit = 10;	/* hot_c's 9.4% under it too */
+	text = run_report(&r, &f, 1);
+	n = text_rows(text, rows, 16, &hidden);
+	ASSERT_EQ(2, n) TH_LOG("%s", text);
+	EXPECT_EQ(300, rows[1].samples);
+	EXPECT_STREQ("[4 rows under 10%]", hidden.name) TH_LOG("%s", text);
+	EXPECT_EQ(100, hidden.samples);
+	EXPECT_EQ(10, hidden.pct);
+	free(text);
+	free(f);
+}
+
+/* The CSV's "all" rows of @text. */
+static int csv_all_rows(const char *text)
+{
+	const char *s;
+	int n = 0;
+
+	for (s = text; (s = strstr(s, "\nall,")); s++)
+		n++;
+	return n;
+}
+
+/* The CSV has every row, unless --percent-limit is given; never a sum. */
+TEST(csv_has_every_row_unless_percent_limit_given)
+{
+	struct profile_file_hdr *f = make_hot();
+	struct report r = { .format = FORMAT_CSV };
+	char *text = run_report(&r, &f, 1);
+
+	EXPECT_EQ(6, csv_all_rows(text)) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, ",hot_f,")) TH_LOG("%s", text);
+	free(text);
+	r.percent_limit_set = 1;
+	r.percent_limit = 0.5;
+	text = run_report(&r, &f, 1);
+	EXPECT_EQ(3, csv_all_rows(text)) TH_LOG("%s", text);
+	EXPECT_EQ(NULL, strstr(text, ",hot_d,")) TH_LOG("%s", text);
+	EXPECT_EQ(NULL, strstr(text, "under")) TH_LOG("%s", text);
+	free(text);
+	free(f);
+}
+
+/*
+ * --sort object: one row for each object, all its functions summed: this
+ * program's six (1000 samples) and libc's read (200), 83.33% and 16.67%.
+ */
+TEST(sort_object_gives_each_object_s_total)
+{
+	const uint64_t bias = 0x500000000000ULL;
+	struct report r = { .format = FORMAT_TEXT, .sort = SORT_OBJECT };
+	struct text_row rows[16], hidden;
+	struct mk_region m[2] = { self_text() };
+	void *fn = dlsym(RTLD_DEFAULT, "read");
+	struct profile_file_hdr *f;
+	Dl_info info;
+	uint64_t at;
+	size_t i;
+	char *text;
+	int n;
+
+	ASSERT_NE(0, dladdr(fn, &info));
+	at = ((uintptr_t)fn - (uintptr_t)info.dli_fbase) & ~255ULL;
+	m[1] = (struct mk_region){ .path = info.dli_fname,
+				   .kind = PROFILE_REGION_LIB,
+				   .start = bias + at, .end = bias + at + 4096,
+				   .bias = bias, .shift = 2 };
+	f = make_regions(MAIN_PID, m, 2);
+	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
+		*bin_at(f, 0, (uintptr_t)hot[i]) = hot_samples[i];
+	*bin_at(f, 1, bias + at) = 150;
+	*bin_at(f, 1, bias + at + 8) = 50;
+	text = run_report(&r, &f, 1);
+	n = text_rows(text, rows, 16, &hidden);
+	ASSERT_EQ(2, n) TH_LOG("%s", text);
+	EXPECT_STREQ(self_path, rows[0].name) TH_LOG("%s", text);
+	EXPECT_EQ(1000, rows[0].samples);
+	EXPECT_EQ(83.33, rows[0].pct);
+	EXPECT_STREQ(info.dli_fname, rows[1].name) TH_LOG("%s", text);
+	EXPECT_EQ(200, rows[1].samples);
+	EXPECT_EQ(16.67, rows[1].pct);
+	EXPECT_STREQ("", hidden.name);
+	free(text);
+	free(f);
+}
+
+/*
+ * --sort process: one row for each process, its program named: the main
+ * one's 1000 samples and a child's 250 (80% and 20%), in one table.
+ */
+TEST(sort_process_gives_each_process_s_total)
+{
+	struct report r = { .format = FORMAT_TEXT, .sort = SORT_PROCESS,
+			    .children = 1 };
+	struct profile_file_hdr *f[2] = { make_hot() };
+	struct mk_region m = self_text();
+	struct text_row rows[16], hidden;
+	char *text, want[4200];
+	int n;
+
+	f[1] = make_regions(MAIN_PID + 1, &m, 1);
+	*bin_at(f[1], 0, (uintptr_t)hot_b) = 250;
+	text = run_report(&r, f, 2);
+	n = text_rows(text, rows, 16, &hidden);
+	ASSERT_EQ(2, n) TH_LOG("%s", text);
+	snprintf(want, sizeof(want), "%-8d %s", MAIN_PID, self_path);
+	EXPECT_STREQ(want, rows[0].name) TH_LOG("%s", text);
+	EXPECT_EQ(1000, rows[0].samples);
+	EXPECT_EQ(80, rows[0].pct);
+	snprintf(want, sizeof(want), "%-8d %s", MAIN_PID + 1, self_path);
+	EXPECT_STREQ(want, rows[1].name) TH_LOG("%s", text);
+	EXPECT_EQ(250, rows[1].samples);
+	EXPECT_EQ(20, rows[1].pct);
+	free(text);
+	free(f[0]);
+	free(f[1]);
 }
 
 TEST_HARNESS_MAIN

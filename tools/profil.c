@@ -3,6 +3,7 @@
  * profil(1): profile an unmodified program with /dev/profil.
  *
  *	profil [-r RATE] [-o FILE] [-f text|csv|gmon] [-l] [--children]
+ *	       [--sort symbol|object|process] [--percent-limit PCT]
  *	       [--] command [args...]
  *
  * Runs the command with profil-agent.so as its dynamic linker's audit
@@ -52,12 +53,19 @@
 
 static const char usage[] =
 	"usage: profil [-r RATE] [-o FILE] [-f text|csv|gmon] [-l] [--children]\n"
+	"              [--sort symbol|object|process] [--percent-limit PCT]\n"
 	"              [--] command [args...]\n";
+
+/* The long options without a letter. */
+enum { OPT_SORT = 256, OPT_PERCENT_LIMIT };
 
 struct opts {
 	unsigned int rate;
 	const char *output;
 	enum report_format format;
+	enum report_sort sort;
+	int percent_limit_set;
+	double percent_limit;
 	int lines, children;
 	char **argv;
 };
@@ -89,6 +97,27 @@ static enum report_format parse_format(const char *s)
 	fail("unknown format '%s' (text, csv or gmon)", s);
 }
 
+static enum report_sort parse_sort(const char *s)
+{
+	if (!strcmp(s, "symbol"))
+		return SORT_SYMBOL;
+	if (!strcmp(s, "object"))
+		return SORT_OBJECT;
+	if (!strcmp(s, "process"))
+		return SORT_PROCESS;
+	fail("unknown sort key '%s' (symbol, object or process)", s);
+}
+
+static double parse_percent(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= 0 && v <= 100))
+		fail("percent limit '%s': a number from 0 to 100", s);
+	return v;
+}
+
 static unsigned int read_max_rate(void)
 {
 	FILE *f = fopen("/sys/module/profil/parameters/max_rate", "re");
@@ -110,6 +139,8 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "lines", no_argument, NULL, 'l' },
 		{ "children", no_argument, NULL, 'c' },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -136,6 +167,13 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case 'c':
 			o->children = 1;
+			break;
+		case OPT_SORT:
+			o->sort = parse_sort(optarg);
+			break;
+		case OPT_PERCENT_LIMIT:
+			o->percent_limit = parse_percent(optarg);
+			o->percent_limit_set = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -711,6 +749,9 @@ int main(int argc, char **argv)
 		wait_for_descendants();
 	r.format = o.format;
 	r.lines = o.lines;
+	r.sort = o.sort;
+	r.percent_limit_set = o.percent_limit_set;
+	r.percent_limit = o.percent_limit;
 	r.children = o.children;
 	r.rate = o.rate;
 	r.command = command_line(o.argv);

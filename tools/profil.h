@@ -14,6 +14,16 @@
 
 enum report_format { FORMAT_TEXT, FORMAT_CSV, FORMAT_GMON };
 
+/* --sort: what one row of the report is, as perf report's keys. */
+enum report_sort {
+	SORT_SYMBOL,			/* a function (or line) of an object */
+	SORT_OBJECT,			/* an object, its functions summed */
+	SORT_PROCESS,			/* a process, all of it */
+};
+
+/* Rows under this share of the samples are one line in the text report. */
+#define REPORT_PERCENT_LIMIT	0.5
+
 /* One profile file the agent left, mapped in. */
 struct pfile {
 	pid_t pid;			/* from its name */
@@ -26,6 +36,9 @@ struct report {
 	/* What the run gives: */
 	enum report_format format;
 	int lines;			/* -l: source lines */
+	enum report_sort sort;		/* --sort */
+	int percent_limit_set;		/* --percent-limit given: */
+	double percent_limit;		/* its value */
 	int children;			/* --children */
 	pid_t main_pid;
 	const char *command;		/* the command line, for the header */

@@ -684,47 +684,128 @@ static void print_header(const struct report *r, const struct proc *p)
 	fprintf(out, " bytes; profile files: %u\n", p->files);
 }
 
+/*
+ * The share of the samples under which a row is hidden: --percent-limit,
+ * or REPORT_PERCENT_LIMIT in the text and none in the CSV, whose scripts
+ * get every row unless they ask otherwise.
+ */
+static double percent_limit(const struct report *r)
+{
+	if (r->percent_limit_set)
+		return r->percent_limit;
+	return r->format == FORMAT_TEXT ? REPORT_PERCENT_LIMIT : 0;
+}
+
+static void print_csv_row(const struct report *r, const struct row *w,
+			  double pct, double self)
+{
+	if (w->pid)
+		fprintf(r->out, "%d,", (int)w->pid);
+	else
+		fputs("all,", r->out);
+	fprintf(r->out, "%.0f,%.2f,%.3f,", w->samples, pct, self);
+	print_csv_field(r->out, w->function);
+	fputc(',', r->out);
+	print_csv_field(r->out, w->object);
+	fputc(',', r->out);
+	print_csv_field(r->out, w->source);
+	fputs(w->split ? ",split," : ",,", r->out);
+	if (w->start)
+		fprintf(r->out, "%#llx", (unsigned long long)w->start);
+	fputc('\n', r->out);
+}
+
 static void print_row(const struct report *r, const struct row *w,
 		      uint64_t total, unsigned int rate)
 {
 	double pct = total ? 100.0 * w->samples / total : 0;
 	double self = rate ? (double)w->samples / rate : 0;
 	const char *obj = w->object;
+	char mark = w->split ? '~' : ' ';
 
 	if (r->format == FORMAT_CSV) {
-		if (w->pid)
-			fprintf(r->out, "%d,", (int)w->pid);
-		else
-			fputs("all,", r->out);
-		fprintf(r->out, "%.0f,%.2f,%.3f,", w->samples, pct, self);
-		print_csv_field(r->out, w->function);
-		fputc(',', r->out);
-		print_csv_field(r->out, obj);
-		fputc(',', r->out);
-		print_csv_field(r->out, w->source);
-		fputs(w->split ? ",split," : ",,", r->out);
-		if (w->start)
-			fprintf(r->out, "%#llx", (unsigned long long)w->start);
-		fputc('\n', r->out);
+		print_csv_row(r, w, pct, self);
 		return;
+	}
+	switch (r->sort) {
+	case SORT_OBJECT:
+		fprintf(r->out, "%c%8.0f %6.2f %9.3f  %s\n", mark, w->samples,
+			pct, self, obj);
+		return;
+	case SORT_PROCESS:
+		fprintf(r->out, "%c%8.0f %6.2f %9.3f  %-8d %s\n", mark,
+			w->samples, pct, self, (int)w->pid, obj);
+		return;
+	case SORT_SYMBOL:
+		break;
 	}
 	if (strrchr(obj, '/'))
 		obj = strrchr(obj, '/') + 1;
-	fprintf(r->out, "%c%8.0f %6.2f %9.3f  %-32s %-20s %s\n",
-		w->split ? '~' : ' ', w->samples, pct, self, w->function, obj,
-		w->source);
+	fprintf(r->out, "%c%8.0f %6.2f %9.3f  %-32s %-20s %s\n", mark,
+		w->samples, pct, self, w->function, obj, w->source);
+}
+
+/* The text table's column names, for the rows of r->sort. */
+static void print_columns(const struct report *r)
+{
+	fprintf(r->out, "%9s %6s %9s  ", "samples", "%", "self s");
+	switch (r->sort) {
+	case SORT_OBJECT:
+		fputs("object\n", r->out);
+		return;
+	case SORT_PROCESS:
+		fprintf(r->out, "%-8s %s\n", "process", "program");
+		return;
+	case SORT_SYMBOL:
+		break;
+	}
+	fprintf(r->out, "%-32s %-20s %s\n", "function", "object",
+		r->lines ? "source" : "");
 }
 
 static int by_samples(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
+	int c;
 
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
-	return strcmp(x->function, y->function);
+	c = strcmp(x->function, y->function);
+	if (!c)
+		c = strcmp(x->object, y->object);
+	if (!c && x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return c;
 }
 
-/* The rows of @pid (0: all), most samples first. */
+/*
+ * The rows @v[@n], most samples first, those under percent_limit() of
+ * @total left out; in the text, one line sums them.
+ */
+static void print_table(const struct report *r, struct row *v, size_t n,
+			uint64_t total, unsigned int rate)
+{
+	double limit = percent_limit(r), hidden = 0;
+	size_t i, nr_hidden = 0;
+
+	qsort(v, n, sizeof(*v), by_samples);
+	if (r->format == FORMAT_TEXT)
+		print_columns(r);
+	for (i = 0; i < n; i++) {
+		if (total && 100.0 * v[i].samples / total < limit) {
+			hidden += v[i].samples;
+			nr_hidden++;
+			continue;
+		}
+		print_row(r, &v[i], total, rate);
+	}
+	if (nr_hidden && r->format == FORMAT_TEXT)
+		fprintf(r->out, " %8.0f %6.2f %9.3f  [%zu row%s under %g%%]\n",
+			hidden, 100.0 * hidden / total, rate ? hidden / rate : 0,
+			nr_hidden, nr_hidden == 1 ? "" : "s", limit);
+}
+
+/* The rows of @pid (0: all). */
 static void print_proc(const struct report *r, struct rows *rs, pid_t pid,
 		       uint64_t total, unsigned int rate)
 {
@@ -736,29 +817,49 @@ static void print_proc(const struct report *r, struct rows *rs, pid_t pid,
 		if (!n++)
 			first = i;
 	}
-	qsort(rs->v + first, n, sizeof(*rs->v), by_samples);
-	if (r->format == FORMAT_TEXT)
-		fprintf(r->out, "%9s %6s %9s  %-32s %-20s %s\n", "samples", "%",
-			"self s", "function", "object", r->lines ? "source" : "");
-	for (i = first; i < first + n; i++)
-		print_row(r, &rs->v[i], total, rate);
+	print_table(r, rs->v + first, n, total, rate);
 }
 
-static void print_all(struct report *r, struct rows *rs, struct proc *p,
-		      size_t nr)
+/* --sort process: one row for each process that has samples. */
+static int print_by_process(const struct report *r, const struct proc *p,
+			    size_t nr, uint64_t total)
+{
+	struct row *v = calloc(nr, sizeof(*v));
+	size_t i, n = 0;
+
+	if (!v)
+		return -1;
+	for (i = 0; i < nr; i++)
+		if (p[i].total)
+			v[n++] = (struct row){ .pid = p[i].pid,
+					       .object = p[i].exe ?: "?",
+					       .function = "", .source = "",
+					       .samples = p[i].total };
+	if (r->format == FORMAT_TEXT && nr > 1)
+		fprintf(r->out, "\n# all %zu processes\n", nr);
+	print_table(r, v, n, total, r->rate);
+	free(v);
+	return 0;
+}
+
+static int print_all(struct report *r, struct rows *rs, struct proc *p,
+		     size_t nr)
 {
 	uint64_t total = 0;
 	size_t i;
 
 	fprintf(r->out, "# profil: %s\n", r->command);
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
+		total += p[i].total;
 		if (p[i].total || !i)
 			print_header(r, &p[i]);
+	}
 	if (r->format == FORMAT_CSV)
 		fputs("process,samples,percent,self_seconds,function,object,source,bins,address\n",
 		      r->out);
+	if (r->sort == SORT_PROCESS)
+		return print_by_process(r, p, nr, total);
 	for (i = 0; i < nr; i++) {
-		total += p[i].total;
 		if (nr == 1 || !p[i].total)
 			continue;
 		if (r->format == FORMAT_TEXT)
@@ -768,6 +869,20 @@ static void print_all(struct report *r, struct rows *rs, struct proc *p,
 	if (r->format == FORMAT_TEXT && nr > 1)
 		fprintf(r->out, "\n# all %zu processes\n", nr);
 	print_proc(r, rs, 0, total, r->rate);
+	return 0;
+}
+
+/* --sort object: the rows of each object of a process summed into one. */
+static void rows_by_object(struct rows *rs)
+{
+	size_t i;
+
+	for (i = 0; i < rs->n; i++) {
+		rs->v[i].function = "";
+		rs->v[i].source = "";
+		rs->v[i].start = 0;
+	}
+	rows_merge(rs);
 }
 
 int report_print(struct report *r)
@@ -784,8 +899,10 @@ int report_print(struct report *r)
 		rows_merge(&rs);
 		ret = rows_all(&rs);
 	}
+	if (!ret && p && r->sort == SORT_OBJECT)
+		rows_by_object(&rs);
 	if (!ret && p)
-		print_all(r, &rs, p, nr);
+		ret = print_all(r, &rs, p, nr);
 	free(p);
 	rows_free(&rs);
 	return ret || !p ? -1 : 0;
