@@ -51,7 +51,31 @@ struct report {
 	size_t nr_files;
 };
 
+/*
+ * The samples of a bin, as the report names them (report_walk()): all of
+ * a fine bin's, or one function's share of a coarse bin's (split), at the
+ * bin's first byte or the function's first in it.  The strings live until
+ * the visitor returns.
+ */
+struct report_sample {
+	const struct pfile *pf;		/* its file */
+	const struct profile_file_region *region;
+	uint64_t pc;
+	const char *object;		/* path, "[vdso]", "[unknown]" */
+	const char *function;		/* as the text report names it */
+	const char *symbol;		/* as the object spells it (mangled) */
+	uint64_t start;			/* the function's address in its */
+					/* object, or 0 */
+	const char *src_file;		/* with lines: the source file, */
+	int src_line;			/* or NULL */
+	double samples;
+	int split;			/* a share of a coarse bin */
+};
+
+typedef int report_visit_fn(void *arg, const struct report_sample *s);
+
 int report_load(struct report *r, const char *dir);
+int report_walk(const struct report *r, report_visit_fn *fn, void *arg);
 int report_print(struct report *r);
 int report_gmon(struct report *r);
 void report_free(struct report *r);
