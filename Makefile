@@ -229,9 +229,21 @@ $(BUILD)/tools/profil-agent32.so: tools/agent32.c | $(BUILD)/tools
 	$(CC) -m32 $(CFLAGS) $(WARN) -fPIC -fvisibility=hidden -shared -nostdlib \
 		$(LDFLAGS) -o $@ $<
 
-$(BUILD)/tools/profil: tools/profil.c tools/report.c tools/profil.h tools/profile-file.h lib/gmon-bsd.h | $(BUILD)/tools
-	$(CC) $(TOOL_CFLAGS) -DAGENT_PATH='"$(LIBDIR)/profil/profil-agent.so"' \
-		$(LDFLAGS) -o $@ tools/profil.c tools/report.c -ldw -lelf -lstdc++
+# -f pprof: pprof's profile.proto (tools/profile.proto) through protoc-c.
+PROTO_GEN	:= $(BUILD)/tools/profile.pb-c.c $(BUILD)/tools/profile.pb-c.h
+REPORT_SRCS	:= tools/report.c tools/pprof.c $(BUILD)/tools/profile.pb-c.c
+REPORT_DEPS	:= $(REPORT_SRCS) $(PROTO_GEN) tools/profil.h tools/profile-file.h \
+		   lib/gmon-bsd.h
+REPORT_LIBS	:= -ldw -lelf -lstdc++ -lprotobuf-c -lz -lm
+
+$(BUILD)/tools/profile.pb-c.c: tools/profile.proto | $(BUILD)/tools
+	protoc-c --proto_path=tools --c_out=$(BUILD)/tools $<
+$(BUILD)/tools/profile.pb-c.h: $(BUILD)/tools/profile.pb-c.c
+
+$(BUILD)/tools/profil: tools/profil.c $(REPORT_DEPS) | $(BUILD)/tools
+	$(CC) $(TOOL_CFLAGS) -I$(BUILD)/tools \
+		-DAGENT_PATH='"$(LIBDIR)/profil/profil-agent.so"' \
+		$(LDFLAGS) -o $@ tools/profil.c $(REPORT_SRCS) $(REPORT_LIBS)
 
 # --- selftests -----------------------------------------------------------
 $(HARNESS_DIR)/kselftest_harness.h:
@@ -239,8 +251,8 @@ $(HARNESS_DIR)/kselftest_harness.h:
 
 # profil(1)'s report on profile files made by the test: on the host.
 HOST_TESTS	:= $(BUILD)/selftests/report_test
-$(BUILD)/selftests/report_test: selftests/report_test.c tools/report.c tools/profil.h tools/profile-file.h lib/gmon-bsd.h $(HARNESS_DIR)/kselftest_harness.h | $(BUILD)/selftests
-	$(CC) $(TEST_CFLAGS) -Itools -o $@ $< tools/report.c -ldw -lelf -lstdc++
+$(BUILD)/selftests/report_test: selftests/report_test.c $(REPORT_DEPS) $(HARNESS_DIR)/kselftest_harness.h | $(BUILD)/selftests
+	$(CC) $(TEST_CFLAGS) -Itools -I$(BUILD)/tools -o $@ $< $(REPORT_SRCS) $(REPORT_LIBS)
 
 selftests: $(TESTS) $(DEMO) $(BENCH) $(TOOLS) $(HOST_TESTS)
 

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -660,6 +661,278 @@ TEST(sort_process_gives_each_process_s_total)
 	free(text);
 	free(f[0]);
 	free(f[1]);
+}
+
+/* --- -f pprof, read by go tool pprof -------------------------------------- */
+
+/* report_print() or report_pprof() over @files to the file @path. */
+static int write_report(struct report *r, struct profile_file_hdr **files,
+			int nr, const char *path)
+{
+	int i, ret;
+
+	r->main_pid = MAIN_PID;
+	r->rate = 1000;
+	r->command = "prog";
+	r->files = calloc(nr, sizeof(*r->files));
+	for (i = 0; i < nr; i++)
+		r->files[i] = (struct pfile){ .pid = files[i]->pid,
+					      .child = files[i]->pid != MAIN_PID,
+					      .h = files[i],
+					      .size = files[i]->size };
+	r->nr_files = nr;
+	r->out = fopen(path, "we");
+	if (!r->out)
+		return -1;
+	ret = r->format == FORMAT_PPROF ? report_pprof(r) : report_print(r);
+	if (fclose(r->out))
+		ret = -1;
+	free(r->files);
+	return ret;
+}
+
+/*
+ * What @cmd prints (up to 64 KiB), its status in @status; go must be
+ * there (deps.sh installs golang-go): without it the test fails.
+ */
+static char *output_of(const char *cmd, int *status)
+{
+	char *text = calloc(1, 1 << 16);
+	FILE *p = popen(cmd, "r");
+	size_t n = 0;
+
+	*status = -1;
+	if (!p)
+		return text;
+	n = fread(text, 1, (1 << 16) - 1, p);
+	text[n] = '\0';
+	*status = pclose(p);
+	return text;
+}
+
+/* A row of go tool pprof -top: flat, flat%, and the name. */
+struct top_row {
+	double flat, pct;
+	char name[512];
+};
+
+/* The rows of go tool pprof -top's @text into @rows (up to @max). */
+static int top_rows(const char *text, struct top_row *rows, int max)
+{
+	const char *line = strstr(text, "flat  flat%");
+	int n = 0;
+
+	line = line ? strchr(line, '\n') : NULL;
+	while (line && n < max) {
+		line++;
+		if (sscanf(line, "%lf %lf%% %*f%% %*f %*f%% %511[^\n]",
+			   &rows[n].flat, &rows[n].pct, rows[n].name) == 3)
+			n++;
+		line = strchr(line, '\n');
+	}
+	return n;
+}
+
+static const struct top_row *top_named(const struct top_row *rows, int n,
+				       const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	return NULL;
+}
+
+#define PPROF_TOP "go tool pprof -top -sample_index=%s -nodefraction=0 " \
+		  "-nodecount=10000 %s 2>&1"
+
+/* The functions of this program and libc's of the sort_object test. */
+static struct profile_file_hdr *make_hot_and_libc(void)
+{
+	const uint64_t bias = 0x500000000000ULL;
+	struct mk_region m[2] = { self_text() };
+	void *fn = dlsym(RTLD_DEFAULT, "read");
+	struct profile_file_hdr *f;
+	Dl_info info;
+	uint64_t at;
+	size_t i;
+
+	if (!dladdr(fn, &info))
+		return NULL;
+	at = ((uintptr_t)fn - (uintptr_t)info.dli_fbase) & ~255ULL;
+	m[1] = (struct mk_region){ .path = info.dli_fname,
+				   .kind = PROFILE_REGION_LIB,
+				   .start = bias + at, .end = bias + at + 4096,
+				   .bias = bias, .shift = 2 };
+	f = make_regions(MAIN_PID, m, 2);
+	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
+		*bin_at(f, 0, (uintptr_t)hot[i]) = hot_samples[i];
+	*bin_at(f, 1, (uintptr_t)fn - (uintptr_t)info.dli_fbase + bias) = 200;
+	return f;
+}
+
+/*
+ * go tool pprof -top on -f pprof names the same functions as the text
+ * report (every row of it, --percent-limit 0) with the same samples and
+ * shares, and the same CPU time (cpu, the default sample type).
+ */
+TEST(pprof_top_names_the_text_report_s_functions_with_its_shares)
+{
+	char dir[] = "/tmp/report_test.XXXXXX", pb[64], txt[64], cmd[256];
+	struct report r = { .format = FORMAT_TEXT, .percent_limit_set = 1 };
+	struct profile_file_hdr *f = make_hot_and_libc();
+	struct text_row rows[16], hidden;
+	struct top_row top[32];
+	const struct top_row *t;
+	char *text, *out;
+	int n, nt, i, status;
+	FILE *in;
+
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(pb, sizeof(pb), "%s/a.pb.gz", dir);
+	snprintf(txt, sizeof(txt), "%s/a.txt", dir);
+	ASSERT_EQ(0, write_report(&r, &f, 1, txt));
+	text = calloc(1, 1 << 16);
+	in = fopen(txt, "re");
+	ASSERT_NE(NULL, in);
+	text[fread(text, 1, (1 << 16) - 1, in)] = '\0';
+	fclose(in);
+	n = text_rows(text, rows, 16, &hidden);
+	ASSERT_EQ(7, n) TH_LOG("%s", text);
+
+	r = (struct report){ .format = FORMAT_PPROF };
+	ASSERT_EQ(0, write_report(&r, &f, 1, pb));
+	snprintf(cmd, sizeof(cmd), PPROF_TOP, "samples", pb);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s: %s", cmd, out);
+	nt = top_rows(out, top, 32);
+	EXPECT_EQ(n, nt) TH_LOG("%s\n%s", text, out);
+	for (i = 0; i < n; i++) {
+		char name[512];
+
+		sscanf(rows[i].name, "%511s", name);
+		t = top_named(top, nt, name);
+		ASSERT_NE(NULL, t) TH_LOG("%s not in\n%s", name, out);
+		EXPECT_EQ(rows[i].samples, t->flat) TH_LOG("%s", name);
+		/* The text's share is rounded to 0.01, pprof's to 3 digits. */
+		EXPECT_GE(0.0051, fabs(rows[i].pct - t->pct))
+			TH_LOG("%s: %.3f%% against %.3f%%", name, rows[i].pct, t->pct);
+	}
+	EXPECT_NE(NULL, strstr(out, "of 1200 total")) TH_LOG("%s", out);
+	free(out);
+
+	/* cpu/nanoseconds, the default: 1 ms a sample at 1000 Hz. */
+	snprintf(cmd, sizeof(cmd), "go tool pprof -top -nodefraction=0 %s 2>&1", pb);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "Type: cpu")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "of 1200ms total")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "600ms 50.00%")) TH_LOG("%s", out);
+	free(out);
+	free(text);
+	free(f);
+	unlink(pb);
+	unlink(txt);
+	rmdir(dir);
+}
+
+/*
+ * Two runs' profiles merged by go tool pprof -proto, as a fleet merges
+ * them: each function's samples are the sum of the two (1000 + 500).
+ */
+TEST(pprof_profiles_merged_by_go_tool_pprof_sum)
+{
+	static const uint32_t more[] = { 400, 0, 94, 3, 2, 1 };
+	char dir[] = "/tmp/report_test.XXXXXX", a[64], b[64], m[64], cmd[512];
+	struct profile_file_hdr *f[2] = { make_hot(), make_hot() };
+	struct report r = { .format = FORMAT_PPROF };
+	struct top_row top[32];
+	const struct top_row *t;
+	int status, nt;
+	char *out;
+	size_t i;
+
+	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
+		*bin_at(f[1], 0, (uintptr_t)hot[i]) = more[i];
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.pb.gz", dir);
+	snprintf(b, sizeof(b), "%s/b.pb.gz", dir);
+	snprintf(m, sizeof(m), "%s/m.pb.gz", dir);
+	ASSERT_EQ(0, write_report(&r, &f[0], 1, a));
+	ASSERT_EQ(0, write_report(&r, &f[1], 1, b));
+	snprintf(cmd, sizeof(cmd), "go tool pprof -proto %s %s > %s", a, b, m);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s: %s", cmd, out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), PPROF_TOP, "samples", m);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
+	nt = top_rows(out, top, 32);
+	EXPECT_EQ(6, nt) TH_LOG("%s", out);
+	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "hot_%c", (char)('a' + i));
+		t = top_named(top, nt, name);
+		ASSERT_NE(NULL, t) TH_LOG("%s not in\n%s", name, out);
+		EXPECT_EQ(hot_samples[i] + more[i], t->flat) TH_LOG("%s", name);
+	}
+	EXPECT_NE(NULL, strstr(out, "of 1500 total")) TH_LOG("%s", out);
+	free(out);
+	free(f[0]);
+	free(f[1]);
+	unlink(a);
+	unlink(b);
+	unlink(m);
+	rmdir(dir);
+}
+
+/*
+ * With several processes (--children), one profile whose samples carry
+ * each one's pid and program: go tool pprof -tags counts 1000 for pid
+ * 42 and 250 for pid 43, and -tagfocus keeps one of them.
+ */
+TEST(pprof_samples_carry_each_process_s_pid)
+{
+	char dir[] = "/tmp/report_test.XXXXXX", pb[64], cmd[512], want[4200];
+	struct report r = { .format = FORMAT_PPROF, .children = 1 };
+	struct profile_file_hdr *f[2] = { make_hot() };
+	struct mk_region m = self_text();
+	struct top_row top[32];
+	int status, nt;
+	char *out;
+
+	f[1] = make_regions(MAIN_PID + 1, &m, 1);
+	*bin_at(f[1], 0, (uintptr_t)hot_b) = 250;
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(pb, sizeof(pb), "%s/c.pb.gz", dir);
+	ASSERT_EQ(0, write_report(&r, f, 2, pb));
+	snprintf(cmd, sizeof(cmd), "go tool pprof -tags -sample_index=samples %s 2>&1", pb);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "1000.0 (80.00%%): %d\n", MAIN_PID);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "250.0 (20.00%%): %d\n", MAIN_PID + 1);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "1250.0 (  100%%): %s\n", self_path);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	free(out);
+
+	snprintf(cmd, sizeof(cmd), "go tool pprof -top -sample_index=samples -tagfocus=pid=%d %s 2>&1",
+		 MAIN_PID + 1, pb);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
+	nt = top_rows(out, top, 32);
+	ASSERT_EQ(1, nt) TH_LOG("%s", out);
+	EXPECT_STREQ("hot_b", top[0].name);
+	EXPECT_EQ(250, top[0].flat);
+	free(out);
+	free(f[0]);
+	free(f[1]);
+	unlink(pb);
+	rmdir(dir);
 }
 
 TEST_HARNESS_MAIN

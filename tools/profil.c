@@ -2,7 +2,7 @@
 /*
  * profil(1): profile an unmodified program with /dev/profil.
  *
- *	profil [-r RATE] [-o FILE] [-f text|csv|gmon] [-l] [--children]
+ *	profil [-r RATE] [-o FILE] [-f text|csv|gmon|pprof] [-l] [--children]
  *	       [--sort symbol|object|process] [--percent-limit PCT]
  *	       [--] command [args...]
  *
@@ -52,7 +52,7 @@
 #define DEFAULT_RATE	1000
 
 static const char usage[] =
-	"usage: profil [-r RATE] [-o FILE] [-f text|csv|gmon] [-l] [--children]\n"
+	"usage: profil [-r RATE] [-o FILE] [-f text|csv|gmon|pprof] [-l] [--children]\n"
 	"              [--sort symbol|object|process] [--percent-limit PCT]\n"
 	"              [--] command [args...]\n";
 
@@ -94,7 +94,9 @@ static enum report_format parse_format(const char *s)
 		return FORMAT_CSV;
 	if (!strcmp(s, "gmon"))
 		return FORMAT_GMON;
-	fail("unknown format '%s' (text, csv or gmon)", s);
+	if (!strcmp(s, "pprof"))
+		return FORMAT_PPROF;
+	fail("unknown format '%s' (text, csv, gmon or pprof)", s);
 }
 
 static enum report_sort parse_sort(const char *s)
@@ -711,6 +713,8 @@ static int report(const struct opts *o, struct report *r, const char *dir)
 	}
 	if (!path && o->format == FORMAT_GMON)
 		path = "gmon.out";
+	if (!path && o->format == FORMAT_PPROF)
+		path = "profile.pb.gz";
 	r->out = path && strcmp(path, "-") ? fopen(path, "we") : NULL;
 	if (path && strcmp(path, "-") && !r->out) {
 		fprintf(stderr, "profil: %s: %s\n", path, strerror(errno));
@@ -718,7 +722,12 @@ static int report(const struct opts *o, struct report *r, const char *dir)
 	}
 	if (!r->out)
 		r->out = path ? stdout : stderr;
-	ret = o->format == FORMAT_GMON ? report_gmon(r) : report_print(r);
+	if (o->format == FORMAT_GMON)
+		ret = report_gmon(r);
+	else if (o->format == FORMAT_PPROF)
+		ret = report_pprof(r);
+	else
+		ret = report_print(r);
 	if (r->out != stdout && r->out != stderr && fclose(r->out))
 		ret = -1;
 	return ret;

@@ -12,7 +12,7 @@
 /* The exit status of profil(1)'s own failures, as env(1), timeout(1). */
 #define PROFIL_EXIT_FAIL	125
 
-enum report_format { FORMAT_TEXT, FORMAT_CSV, FORMAT_GMON };
+enum report_format { FORMAT_TEXT, FORMAT_CSV, FORMAT_GMON, FORMAT_PPROF };
 
 /* --sort: what one row of the report is, as perf report's keys. */
 enum report_sort {
@@ -78,6 +78,7 @@ int report_load(struct report *r, const char *dir);
 int report_walk(const struct report *r, report_visit_fn *fn, void *arg);
 int report_print(struct report *r);
 int report_gmon(struct report *r);
+int report_pprof(struct report *r);
 void report_free(struct report *r);
 
 #endif /* PROFIL_TOOLS_PROFIL_H */
