@@ -87,6 +87,7 @@ LIBDIR		?= $(PREFIX)/lib
 BINDIR		?= $(PREFIX)/bin
 INCLUDEDIR	?= $(PREFIX)/include
 MANDIR		?= $(PREFIX)/share/man
+BASHCOMPDIR	?= $(PREFIX)/share/bash-completion/completions
 
 all: module lib tools selftests
 
@@ -141,8 +142,8 @@ lib/libprofil.pc: lib/libprofil.pc.in
 # The library, its headers (the uapi one too), pkg-config file (written for
 # the PREFIX/LIBDIR/INCLUDEDIR of this call), man pages with a link for
 # every other name in a page's NAME section, profil(1) and its agent (in
-# LIBDIR/profil, where the command looks for it).  make uninstall removes
-# exactly these.
+# LIBDIR/profil, where the command looks for it), its bash completion.
+# make uninstall removes exactly these.
 MAN_PAGES	:= $(wildcard man/*.[1-9])
 # MAN_LINKS: manN/NAME.N=PAGE.N, one per name a page documents besides its own.
 MAN_LINKS	:= $(shell awk 'FNR == 1 { p = FILENAME; sub(/.*\//, "", p); \
@@ -156,13 +157,13 @@ INSTALLED	:= $(LIBDIR)/libprofil.so.$(SOVERSION) $(LIBDIR)/libprofil.so \
 		   $(addprefix $(INCLUDEDIR)/,$(notdir $(HEADERS))) \
 		   $(INCLUDEDIR)/linux/profil.h \
 		   $(BINDIR)/profil $(LIBDIR)/profil/profil-agent.so \
-		   $(LIBDIR)/profil/profil-agent32.so \
+		   $(LIBDIR)/profil/profil-agent32.so $(BASHCOMPDIR)/profil \
 		   $(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 		   $(foreach l,$(MAN_LINKS),$(MANDIR)/$(firstword $(subst =, ,$(l))))
 
 install: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \
-		$(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/profil \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/profil $(DESTDIR)$(BASHCOMPDIR) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man,$(sort $(subst .,,$(suffix $(MAN_PAGES)))))
 	install -m 755 lib/libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libprofil.so
@@ -177,6 +178,7 @@ install: lib tools
 	install -m 755 $(BUILD)/tools/profil $(DESTDIR)$(BINDIR)/
 	install -m 644 $(BUILD)/tools/profil-agent.so $(BUILD)/tools/profil-agent32.so \
 		$(DESTDIR)$(LIBDIR)/profil/
+	install -m 644 tools/profil.bash-completion $(DESTDIR)$(BASHCOMPDIR)/profil
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
