@@ -315,7 +315,10 @@ $(BUILD)/selftests/cmd_subject_cxx: selftests/cmd_subject_cxx.cc selftests/cmd_w
 # A plugin host that finds its plugin through its RUNPATH only.
 $(BUILD)/selftests/cmd_plughost: selftests/cmd_plughost.c selftests/cmd_work.h | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -o $@ $< -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/plug'
-$(BUILD)/selftests/profil_cmd_test: selftests/gmon.h
+# profil_cmd_test reads -f pprof with protoc-c's code and zlib.
+$(BUILD)/selftests/profil_cmd_test: selftests/profil_cmd_test.c selftests/common.h selftests/gmon.h $(PROTO_GEN) $(HARNESS_DIR)/kselftest_harness.h $(LIB_FILES) | $(BUILD)/selftests
+	$(CC) $(TEST_CFLAGS) -I$(BUILD)/tools -o $@ $< $(BUILD)/tools/profile.pb-c.c \
+		-Llib -lprofil -lprotobuf-c -lz
 
 # The same probe, bound to libprofil three ways (see selftests/probe.c).
 $(BUILD)/selftests/probe_dynamic: selftests/probe.c $(LIB_FILES) | $(BUILD)/selftests

@@ -308,22 +308,46 @@ static uint64_t location_of(struct pprof *pp, const struct report_sample *s,
 	return *slot = l->id;
 }
 
-/* The program of @pf: its main program's path, or "?". */
-static int64_t program_of(struct pprof *pp, const struct pfile *pf)
+/* The main program's path in @pf, or NULL if it has no region of it. */
+static const char *file_exe(const struct pfile *pf)
 {
 	const struct profile_file_region *fr;
-	const char *name = "?";
 	uint32_t i;
 
-	if (pp->pf == pf)
-		return pp->program;
 	fr = (const void *)((const char *)pf->h + pf->h->hdr_size);
 	for (i = 0; i < pf->h->nr_regions; i++)
 		if (fr[i].kind == PROFILE_REGION_EXE)
-			name = (const char *)pf->h + pf->h->names_off +
+			return (const char *)pf->h + pf->h->names_off +
 			       fr[i].name_off;
+	return NULL;
+}
+
+/*
+ * The program of @pf's process when it armed: the file's own main program,
+ * or, in a file without it (the agent's first arm, over the dynamic
+ * linker, can have none), that of the next file of the process to arm
+ * (by CPU time, which an exec keeps counting); "?" if no file has one.
+ */
+static int64_t program_of(struct pprof *pp, const struct pfile *pf)
+{
+	const struct pfile *f, *best = NULL;
+	const char *name = file_exe(pf);
+	size_t i;
+
+	if (pp->pf == pf)
+		return pp->program;
+	for (i = 0; !name && i < pp->r->nr_files; i++) {
+		f = &pp->r->files[i];
+		if (f->pid != pf->pid || !file_exe(f) ||
+		    f->h->cpu_start_ns < pf->h->cpu_start_ns)
+			continue;
+		if (!best || f->h->cpu_start_ns < best->h->cpu_start_ns)
+			best = f;
+	}
+	if (best)
+		name = file_exe(best);
 	pp->pf = pf;
-	pp->program = str(pp, name);
+	pp->program = str(pp, name ?: "?");
 	return pp->program;
 }
 
