@@ -8,10 +8,15 @@
  * its address in the object, wherever the object was loaded.  And its
  * rows on functions of this program: those under --percent-limit (0.5% in
  * the text by default) summed in one line, every row in the CSV unless
- * the limit is given, and --sort object and process.
+ * the limit is given, and --sort object and process; a libc function
+ * named from libc's separate debug file; and -f pprof as go tool pprof
+ * reads it, merges it, and tells its processes apart.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <link.h>
 #include <math.h>
 #include <stdint.h>
@@ -661,6 +666,106 @@ TEST(sort_process_gives_each_process_s_total)
 	free(text);
 	free(f[0]);
 	free(f[1]);
+}
+
+/* --- names from separate debug files -------------------------------------- */
+
+/*
+ * The first local function of @lib's separate debug file (libc6-dbg's,
+ * under /usr/lib/debug/.build-id/), one that its dynamic symbols do not
+ * name: its name in @name, its address in @lib returned; 0 if none.
+ */
+static uint64_t debug_only_function(const char *lib, char *name, size_t len,
+				    char *debug, size_t dlen)
+{
+	const unsigned char *id = NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	uint64_t at = 0;
+	int fd, i, n;
+	size_t k;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	n = e ? dwelf_elf_gnu_build_id(e, (const void **)&id) : -1;
+	if (n > 2) {
+		k = snprintf(debug, dlen, "/usr/lib/debug/.build-id/%02x/", id[0]);
+		for (i = 1; i < n && k + 2 < dlen; i++, k += 2)
+			snprintf(debug + k, dlen - k, "%02x", id[i]);
+		snprintf(debug + k, dlen - k, ".debug");
+	}
+	elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 2)
+		return 0;
+	fd = open(debug, O_RDONLY | O_CLOEXEC);
+	e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	while (e && !at && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !d)
+			continue;
+		for (k = 0; k < sh.sh_size / sh.sh_entsize && !at; k++) {
+			const char *s;
+
+			if (!gelf_getsym(d, k, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    GELF_ST_BIND(sym.st_info) != STB_LOCAL ||
+			    sym.st_size < 16 || !sym.st_value)
+				continue;
+			s = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!s || !s[0] || strchr(s, '.') || dlsym(RTLD_DEFAULT, s))
+				continue;
+			snprintf(name, len, "%s", s);
+			at = sym.st_value;
+		}
+	}
+	elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return at;
+}
+
+/*
+ * A function of libc that its dynamic symbols do not name is named from
+ * libc's separate debug file (libc6-dbg, which deps.sh installs: without
+ * it the test fails), through libdwfl's standard lookup by build-ID.
+ */
+TEST(stripped_libc_s_local_function_named_from_its_debug_file)
+{
+	const uint64_t bias = 0x500000000000ULL;
+	struct report r = { .format = FORMAT_TEXT, .percent_limit_set = 1 };
+	char name[256], debug[512] = "";
+	struct text_row rows[4], hidden;
+	struct profile_file_hdr *f;
+	struct mk_region m;
+	Dl_info info;
+	uint64_t at;
+	char *text;
+
+	ASSERT_NE(0, dladdr(dlsym(RTLD_DEFAULT, "read"), &info));
+	at = debug_only_function(info.dli_fname, name, sizeof(name), debug,
+				 sizeof(debug));
+	ASSERT_NE(0, at) TH_LOG("no local function in %s's debug file %s (libc6-dbg)",
+			      info.dli_fname, debug);
+	m = (struct mk_region){ .path = info.dli_fname,
+				.kind = PROFILE_REGION_LIB,
+				.start = bias + (at & ~4095ULL),
+				.end = bias + (at & ~4095ULL) + 8192,
+				.bias = bias, .shift = 2 };
+	f = make_regions(MAIN_PID, &m, 1);
+	*bin_at(f, 0, bias + at + 4) = 10;
+	text = run_report(&r, &f, 1);
+	ASSERT_EQ(1, text_rows(text, rows, 4, &hidden)) TH_LOG("%s", text);
+	EXPECT_EQ(0, strncmp(rows[0].name, name, strlen(name)))
+		TH_LOG("%s at %#llx: %s", name, (unsigned long long)at, text);
+	EXPECT_EQ(' ', rows[0].name[strlen(name)]);
+	free(text);
+	free(f);
 }
 
 /* --- -f pprof, read by go tool pprof -------------------------------------- */
