@@ -87,6 +87,7 @@ LIBDIR		?= $(PREFIX)/lib
 BINDIR		?= $(PREFIX)/bin
 INCLUDEDIR	?= $(PREFIX)/include
 MANDIR		?= $(PREFIX)/share/man
+BASHCOMPDIR	?= $(PREFIX)/share/bash-completion/completions
 
 all: module lib tools selftests
 
@@ -141,8 +142,8 @@ lib/libprofil.pc: lib/libprofil.pc.in
 # The library, its headers (the uapi one too), pkg-config file (written for
 # the PREFIX/LIBDIR/INCLUDEDIR of this call), man pages with a link for
 # every other name in a page's NAME section, profil(1) and its agent (in
-# LIBDIR/profil, where the command looks for it).  make uninstall removes
-# exactly these.
+# LIBDIR/profil, where the command looks for it), its bash completion.
+# make uninstall removes exactly these.
 MAN_PAGES	:= $(wildcard man/*.[1-9])
 # MAN_LINKS: manN/NAME.N=PAGE.N, one per name a page documents besides its own.
 MAN_LINKS	:= $(shell awk 'FNR == 1 { p = FILENAME; sub(/.*\//, "", p); \
@@ -156,13 +157,13 @@ INSTALLED	:= $(LIBDIR)/libprofil.so.$(SOVERSION) $(LIBDIR)/libprofil.so \
 		   $(addprefix $(INCLUDEDIR)/,$(notdir $(HEADERS))) \
 		   $(INCLUDEDIR)/linux/profil.h \
 		   $(BINDIR)/profil $(LIBDIR)/profil/profil-agent.so \
-		   $(LIBDIR)/profil/profil-agent32.so \
+		   $(LIBDIR)/profil/profil-agent32.so $(BASHCOMPDIR)/profil \
 		   $(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 		   $(foreach l,$(MAN_LINKS),$(MANDIR)/$(firstword $(subst =, ,$(l))))
 
 install: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/linux \
-		$(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/profil \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/profil $(DESTDIR)$(BASHCOMPDIR) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man,$(sort $(subst .,,$(suffix $(MAN_PAGES)))))
 	install -m 755 lib/libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libprofil.so
@@ -177,6 +178,7 @@ install: lib tools
 	install -m 755 $(BUILD)/tools/profil $(DESTDIR)$(BINDIR)/
 	install -m 644 $(BUILD)/tools/profil-agent.so $(BUILD)/tools/profil-agent32.so \
 		$(DESTDIR)$(LIBDIR)/profil/
+	install -m 644 tools/profil.bash-completion $(DESTDIR)$(BASHCOMPDIR)/profil
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
@@ -229,9 +231,21 @@ $(BUILD)/tools/profil-agent32.so: tools/agent32.c | $(BUILD)/tools
 	$(CC) -m32 $(CFLAGS) $(WARN) -fPIC -fvisibility=hidden -shared -nostdlib \
 		$(LDFLAGS) -o $@ $<
 
-$(BUILD)/tools/profil: tools/profil.c tools/report.c tools/profil.h tools/profile-file.h lib/gmon-bsd.h | $(BUILD)/tools
-	$(CC) $(TOOL_CFLAGS) -DAGENT_PATH='"$(LIBDIR)/profil/profil-agent.so"' \
-		$(LDFLAGS) -o $@ tools/profil.c tools/report.c -ldw -lelf -lstdc++
+# -f pprof: pprof's profile.proto (tools/profile.proto) through protoc-c.
+PROTO_GEN	:= $(BUILD)/tools/profile.pb-c.c $(BUILD)/tools/profile.pb-c.h
+REPORT_SRCS	:= tools/report.c tools/pprof.c $(BUILD)/tools/profile.pb-c.c
+REPORT_DEPS	:= $(REPORT_SRCS) $(PROTO_GEN) tools/profil.h tools/profile-file.h \
+		   lib/gmon-bsd.h
+REPORT_LIBS	:= -ldw -lelf -lstdc++ -lprotobuf-c -lz -lm
+
+$(BUILD)/tools/profile.pb-c.c: tools/profile.proto | $(BUILD)/tools
+	protoc-c --proto_path=tools --c_out=$(BUILD)/tools $<
+$(BUILD)/tools/profile.pb-c.h: $(BUILD)/tools/profile.pb-c.c
+
+$(BUILD)/tools/profil: tools/profil.c $(REPORT_DEPS) | $(BUILD)/tools
+	$(CC) $(TOOL_CFLAGS) -I$(BUILD)/tools \
+		-DAGENT_PATH='"$(LIBDIR)/profil/profil-agent.so"' \
+		$(LDFLAGS) -o $@ tools/profil.c $(REPORT_SRCS) $(REPORT_LIBS)
 
 # --- selftests -----------------------------------------------------------
 $(HARNESS_DIR)/kselftest_harness.h:
@@ -239,8 +253,8 @@ $(HARNESS_DIR)/kselftest_harness.h:
 
 # profil(1)'s report on profile files made by the test: on the host.
 HOST_TESTS	:= $(BUILD)/selftests/report_test
-$(BUILD)/selftests/report_test: selftests/report_test.c tools/report.c tools/profil.h tools/profile-file.h lib/gmon-bsd.h $(HARNESS_DIR)/kselftest_harness.h | $(BUILD)/selftests
-	$(CC) $(TEST_CFLAGS) -Itools -o $@ $< tools/report.c -ldw -lelf -lstdc++
+$(BUILD)/selftests/report_test: selftests/report_test.c $(REPORT_DEPS) $(HARNESS_DIR)/kselftest_harness.h | $(BUILD)/selftests
+	$(CC) $(TEST_CFLAGS) -Itools -I$(BUILD)/tools -o $@ $< $(REPORT_SRCS) $(REPORT_LIBS)
 
 selftests: $(TESTS) $(DEMO) $(BENCH) $(TOOLS) $(HOST_TESTS)
 
@@ -301,7 +315,10 @@ $(BUILD)/selftests/cmd_subject_cxx: selftests/cmd_subject_cxx.cc selftests/cmd_w
 # A plugin host that finds its plugin through its RUNPATH only.
 $(BUILD)/selftests/cmd_plughost: selftests/cmd_plughost.c selftests/cmd_work.h | $(BUILD)/selftests
 	$(CC) $(CFLAGS) -Wall -o $@ $< -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/plug'
-$(BUILD)/selftests/profil_cmd_test: selftests/gmon.h
+# profil_cmd_test reads -f pprof with protoc-c's code and zlib.
+$(BUILD)/selftests/profil_cmd_test: selftests/profil_cmd_test.c selftests/common.h selftests/gmon.h $(PROTO_GEN) $(HARNESS_DIR)/kselftest_harness.h $(LIB_FILES) | $(BUILD)/selftests
+	$(CC) $(TEST_CFLAGS) -I$(BUILD)/tools -o $@ $< $(BUILD)/tools/profile.pb-c.c \
+		-Llib -lprofil -lprotobuf-c -lz
 
 # The same probe, bound to libprofil three ways (see selftests/probe.c).
 $(BUILD)/selftests/probe_dynamic: selftests/probe.c $(LIB_FILES) | $(BUILD)/selftests

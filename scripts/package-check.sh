@@ -85,6 +85,8 @@ check "man -l renders every page" eval 'for m in "$root"/usr/share/man/man*/*; d
 check "profil-tools: profil(1) looks for its agent where the package puts it" eval '
 	[ -f "$lib/profil/profil-agent.so" ] &&
 	grep -q "/usr/lib/$multiarch/profil/profil-agent.so" "$root/usr/bin/profil"'
+check "profil-tools: the bash completion of profil(1)" eval '
+	grep -q "^complete -F _profil profil$" "$root/usr/share/bash-completion/completions/profil"'
 check "profil-dkms: modules-load.d snippet, off by default" eval '
 	grep -q "^#profil$" "$root/etc/modules-load.d/profil.conf" &&
 	! grep -q "^[^#]" "$root/etc/modules-load.d/profil.conf"'

@@ -4,8 +4,9 @@
  * the split it reports against the split built in, threads, children,
  * a stripped program, source lines, a library loaded late, code in no
  * object, stdio and exit status passed through, a fatal signal, a program
- * that closes every descriptor, the error cases, gmon output, and perf
- * record's verdict on the same program as an outside reference (root).
+ * that closes every descriptor, the error cases, gmon and pprof output,
+ * and perf record's verdict on the same program as an outside reference
+ * (root).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -14,11 +15,13 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <zlib.h>
 
 #include "kselftest_harness.h"
 #include "common.h"
 #include "gmon.h"
 #include "cmd_work.h"
+#include "profile.pb-c.h"	/* protoc-c's, of tools/profile.proto */
 
 #define CMD_TOL		5.0	/* points of % between reported and built in */
 
@@ -1264,6 +1267,238 @@ TEST_F(cmd, gmon_output_of_the_main_program)
 	ASSERT_LT(0, f + t);
 	EXPECT_NEAR(100.0 * 5 / 7, 100.0 * f / (f + t), CMD_TOL);
 	gmon_free(&g);
+}
+
+/* --- -f pprof ------------------------------------------------------------ */
+
+typedef Perftools__Profiles__Profile Profile;
+
+/* profil's -f pprof at @path, gunzipped and unpacked; NULL if it is not. */
+static Profile *pprof_load(const char *path)
+{
+	unsigned char magic[2] = { 0 }, *buf = NULL, *more;
+	size_t n = 0, cap = 0;
+	Profile *p = NULL;
+	FILE *f = fopen(path, "re");
+	gzFile gz;
+	int k;
+
+	if (!f)
+		return NULL;
+	k = fread(magic, 1, 2, f);	/* gzip's, not a file gzread() passes */
+	fclose(f);
+	if (k != 2 || magic[0] != 0x1f || magic[1] != 0x8b)
+		return NULL;
+	gz = gzopen(path, "rb");
+	if (!gz)
+		return NULL;
+	do {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1 << 20;
+			more = realloc(buf, cap);
+			if (!more)
+				break;
+			buf = more;
+		}
+		k = gzread(gz, buf + n, cap - n);
+		n += k > 0 ? k : 0;
+	} while (k > 0);
+	if (gzclose(gz) == Z_OK && k == 0)
+		p = perftools__profiles__profile__unpack(NULL, n, buf);
+	free(buf);
+	return p;
+}
+
+static const char *pp_str(const Profile *p, int64_t i)
+{
+	return i >= 0 && (size_t)i < p->n_string_table ? p->string_table[i] : "";
+}
+
+static const Perftools__Profiles__Location *pp_loc(const Profile *p, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_location; i++)
+		if (p->location[i]->id == id)
+			return p->location[i];
+	return NULL;
+}
+
+static const Perftools__Profiles__Mapping *pp_map(const Profile *p, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_mapping; i++)
+		if (p->mapping[i]->id == id)
+			return p->mapping[i];
+	return NULL;
+}
+
+/* The function of @s's leaf location, "" if none. */
+static const char *pp_fn(const Profile *p, const Perftools__Profiles__Sample *s)
+{
+	const Perftools__Profiles__Location *l =
+		s->n_location_id ? pp_loc(p, s->location_id[0]) : NULL;
+	size_t i;
+
+	if (!l || !l->n_line)
+		return "";
+	for (i = 0; i < p->n_function; i++)
+		if (p->function[i]->id == l->line[0]->function_id)
+			return pp_str(p, p->function[i]->name);
+	return "";
+}
+
+/* @s's label @key: its number in @num, its string returned ("" if none). */
+static const char *pp_label(const Profile *p, const Perftools__Profiles__Sample *s,
+			    const char *key, int64_t *num)
+{
+	size_t i;
+
+	*num = 0;
+	for (i = 0; i < s->n_label; i++) {
+		if (strcmp(pp_str(p, s->label[i]->key), key))
+			continue;
+		*num = s->label[i]->num;
+		return pp_str(p, s->label[i]->str);
+	}
+	return "";
+}
+
+/* The samples (value 0) of function @fn (NULL: all) of process @pid (0: all). */
+static int64_t pp_samples(const Profile *p, const char *fn, int64_t pid)
+{
+	int64_t n = 0, num;
+	size_t i;
+
+	for (i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+
+		pp_label(p, s, "pid", &num);
+		if (s->n_value == 2 && (!fn || !strcmp(pp_fn(p, s), fn)) &&
+		    (!pid || num == pid))
+			n += s->value[0];
+	}
+	return n;
+}
+
+/* The pids of @p's samples, up to @max, in @pids: how many. */
+static int pp_pids(const Profile *p, int64_t *pids, int max)
+{
+	int64_t num;
+	size_t i;
+	int n = 0, k;
+
+	for (i = 0; i < p->n_sample; i++) {
+		pp_label(p, p->sample[i], "pid", &num);
+		for (k = 0; k < n && pids[k] != num; k++)
+			;
+		if (k == n && n < max)
+			pids[n++] = num;
+	}
+	return n;
+}
+
+/*
+ * -f pprof of the split: profile.proto gzipped, samples/count and
+ * cpu/nanoseconds at 1 ms a sample, fifty/thirty/twenty as built in,
+ * thirty at an address of libcmd_split.so's mapping (with its build-ID),
+ * every sample labelled with the one process and its program.
+ */
+TEST_F(cmd, pprof_of_the_split_names_its_functions_and_process)
+{
+	const char *opts[] = { "-f", "pprof", "-o", NULL, NULL };
+	const Perftools__Profiles__Location *l;
+	const Perftools__Profiles__Mapping *m;
+	int64_t fifty, thirty, twenty, all, pid, num;
+	const char *prog;
+	char pb[64];
+	Profile *p;
+	size_t i;
+
+	snprintf(pb, sizeof(pb), "/tmp/profil_cmd.%d.pb.gz", getpid());
+	opts[3] = pb;
+	ASSERT_EQ(0, RUN(opts, "cmd_subject", "split", NULL))
+		TH_LOG("%s", self->r.stderr_text);
+	p = pprof_load(pb);
+	unlink(pb);
+	ASSERT_NE(NULL, p) TH_LOG("%s", self->r.stderr_text);
+	ASSERT_EQ(2, p->n_sample_type);
+	EXPECT_STREQ("samples", pp_str(p, p->sample_type[0]->type));
+	EXPECT_STREQ("count", pp_str(p, p->sample_type[0]->unit));
+	EXPECT_STREQ("cpu", pp_str(p, p->sample_type[1]->type));
+	EXPECT_STREQ("nanoseconds", pp_str(p, p->sample_type[1]->unit));
+	EXPECT_EQ(1000000, p->period);
+	fifty = pp_samples(p, "fifty", 0);
+	thirty = pp_samples(p, "thirty", 0);
+	twenty = pp_samples(p, "twenty", 0);
+	all = fifty + thirty + twenty;
+	ASSERT_LT(0, all);
+	EXPECT_NEAR(50.0, 100.0 * fifty / all, CMD_TOL);
+	EXPECT_NEAR(30.0, 100.0 * thirty / all, CMD_TOL);
+	EXPECT_NEAR(20.0, 100.0 * twenty / all, CMD_TOL);
+	TH_LOG("split %.1f/%.1f/%.1f of %lld", 100.0 * fifty / all,
+	       100.0 * thirty / all, 100.0 * twenty / all, (long long)all);
+	pp_label(p, p->sample[0], "pid", &pid);
+	EXPECT_LT(0, pid);
+	for (i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+
+		ASSERT_EQ(2, s->n_value);
+		EXPECT_EQ(s->value[0] * 1000000, s->value[1]);
+		prog = pp_label(p, s, "program", &num);
+		EXPECT_NE(NULL, strstr(prog, "/cmd_subject")) TH_LOG("%s", prog);
+		pp_label(p, s, "pid", &num);
+		EXPECT_EQ(pid, num);
+		if (strcmp(pp_fn(p, s), "thirty"))
+			continue;
+		l = pp_loc(p, s->location_id[0]);
+		m = l ? pp_map(p, l->mapping_id) : NULL;
+		ASSERT_NE(NULL, m);
+		EXPECT_NE(NULL, strstr(pp_str(p, m->filename), "libcmd_split.so"));
+		EXPECT_LE(m->memory_start, l->address);
+		EXPECT_GT(m->memory_limit, l->address);
+		EXPECT_STRNE("", pp_str(p, m->build_id));
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
+/*
+ * --children -f pprof: one profile, its samples labelled with each
+ * process's pid: the parent's mostly fifty, the exec'd child's twenty.
+ */
+TEST_F(cmd, pprof_with_children_labels_each_process)
+{
+	const char *opts[] = { "--children", "-f", "pprof", "-o", NULL, NULL };
+	int64_t pids[8], sum;
+	int n, i, parent = 0, child = 0;
+	char pb[64];
+	Profile *p;
+
+	snprintf(pb, sizeof(pb), "/tmp/profil_cmd.%d.pb.gz", getpid());
+	opts[4] = pb;
+	ASSERT_EQ(0, RUN(opts, "cmd_subject", "exec", NULL))
+		TH_LOG("%s", self->r.stderr_text);
+	p = pprof_load(pb);
+	unlink(pb);
+	ASSERT_NE(NULL, p) TH_LOG("%s", self->r.stderr_text);
+	n = pp_pids(p, pids, 8);
+	EXPECT_LE(2, n);
+	for (i = 0; i < n; i++) {
+		int64_t fifty = pp_samples(p, "fifty", pids[i]);
+		int64_t twenty = pp_samples(p, "twenty", pids[i]);
+
+		TH_LOG("pid %lld: fifty %lld, twenty %lld", (long long)pids[i],
+		       (long long)fifty, (long long)twenty);
+		parent += fifty > twenty;
+		child += twenty > fifty;
+	}
+	EXPECT_EQ(1, parent);
+	EXPECT_EQ(1, child);
+	for (i = 0, sum = 0; i < n; i++)
+		sum += pp_samples(p, NULL, pids[i]);
+	EXPECT_EQ(pp_samples(p, NULL, 0), sum);	/* no sample unlabelled */
+	perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
 /* perf record, allowed to root, names the same function first. */

@@ -5,10 +5,20 @@
  * merged at the coarsest, and a histogram past 16 bits scaled with its
  * rate so that gprof still shows the seconds it stands for.  And its CSV
  * (report_print()) on this host's libc: each row's function named with
- * its address in the object, wherever the object was loaded.
+ * its address in the object, wherever the object was loaded.  And its
+ * rows on functions of this program: those under --percent-limit (0.5% in
+ * the text by default) summed in one line, every row in the CSV unless
+ * the limit is given, and --sort object and process; a libc function
+ * named from libc's separate debug file; and -f pprof as go tool pprof
+ * reads it, merges it, and tells its processes apart.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <link.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,6 +303,784 @@ TEST(csv_gives_each_function_s_address_in_its_object)
 	}
 	EXPECT_LT(1, named);
 	free(f);
+}
+
+/* --- rows, --percent-limit, --sort ------------------------------------- */
+
+/* Functions of this program for the report to name: one bin each. */
+#define HOT(name) \
+	static __attribute__((noinline, noclone, used)) int name(int x) \
+	{ return x * __LINE__ + 1; }
+HOT(hot_a) HOT(hot_b) HOT(hot_c) HOT(hot_d) HOT(hot_e) HOT(hot_f)
+
+static int (*const hot[])(int) = { hot_a, hot_b, hot_c, hot_d, hot_e, hot_f };
+/* hot_a..hot_f's samples: 1000, of which 6 (3 rows) under 0.5%. */
+static const uint32_t hot_samples[] = { 600, 300, 94, 3, 2, 1 };
+
+/* A region of a file make_regions() makes. */
+struct mk_region {
+	const char *path;
+	uint32_t kind;
+	uint64_t start, end, bias;
+	unsigned int shift;
+};
+
+/* A profile file of process @pid with @n regions, in bins of 4 bytes. */
+static struct profile_file_hdr *make_regions(pid_t pid,
+					     const struct mk_region *m, int n)
+{
+	size_t names = 1, bins_off, size, nr_bins = 0;
+	struct profile_file_region *fr;
+	struct profile_file_hdr *h;
+	char *name;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		names += strlen(m[i].path) + 1;
+		nr_bins += (m[i].end - m[i].start) >> m[i].shift;
+	}
+	bins_off = (sizeof(*h) + n * sizeof(*fr) + names + 3) & ~3UL;
+	size = bins_off + nr_bins * 4;
+	h = calloc(1, size);
+	fr = (void *)(h + 1);
+	memcpy(h->magic, PROFILE_FILE_MAGIC, sizeof(h->magic));
+	h->hdr_size = sizeof(*h);
+	h->region_size = sizeof(*fr);
+	h->nr_regions = n;
+	h->rate = 1000;
+	h->pid = pid;
+	h->names_off = sizeof(*h) + n * sizeof(*fr);
+	h->names_size = names;
+	h->size = size;
+	name = (char *)h + h->names_off + 1;
+	for (i = 0; i < n; i++) {
+		fr[i].start = m[i].start;
+		fr[i].end = m[i].end;
+		fr[i].bias = m[i].bias;
+		fr[i].shift = m[i].shift;
+		fr[i].kind = m[i].kind;
+		fr[i].nr_bins = (m[i].end - m[i].start) >> m[i].shift;
+		fr[i].bins_off = bins_off;
+		bins_off += fr[i].nr_bins * 4;
+		fr[i].name_off = name - ((char *)h + h->names_off);
+		strcpy(name, m[i].path);
+		name += strlen(name) + 1;
+	}
+	return h;
+}
+
+/* The bin of @pc in region @i of @h. */
+static uint32_t *bin_at(struct profile_file_hdr *h, int i, uint64_t pc)
+{
+	struct profile_file_region *fr = (void *)(h + 1);
+
+	fr += i;
+	if (pc < fr->start || pc >= fr->end)
+		return NULL;
+	return (uint32_t *)((char *)h + fr->bins_off) +
+	       ((pc - fr->start) >> fr->shift);
+}
+
+static char self_path[4096];
+
+/* This program's text, as the agent would give it. */
+static int self_text_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct mk_region *m = arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		m->start = (info->dlpi_addr + ph->p_vaddr) & ~3ULL;
+		m->end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + 3) & ~3ULL;
+		m->bias = info->dlpi_addr;
+		break;
+	}
+	return 1;			/* the first object is the program */
+}
+
+static struct mk_region self_text(void)
+{
+	struct mk_region m = { .path = self_path, .kind = PROFILE_REGION_EXE,
+			       .shift = 2 };
+	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+
+	self_path[n > 0 ? n : 0] = '\0';
+	dl_iterate_phdr(self_text_of, &m);
+	return m;
+}
+
+/* A file of MAIN_PID over this program, hot_samples[] in hot[]'s bins. */
+static struct profile_file_hdr *make_hot(void)
+{
+	struct mk_region m = self_text();
+	struct profile_file_hdr *h = make_regions(MAIN_PID, &m, 1);
+	size_t i;
+
+	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
+		*bin_at(h, 0, (uintptr_t)hot[i]) = hot_samples[i];
+	return h;
+}
+
+/* report_print() over @files as @r (format, sort, limit) says: its output. */
+static char *run_report(struct report *r, struct profile_file_hdr **files,
+			int nr)
+{
+	char *text = calloc(1, 1 << 16);
+	int i;
+
+	r->main_pid = MAIN_PID;
+	r->rate = 1000;
+	r->command = "prog";
+	r->files = calloc(nr, sizeof(*r->files));
+	for (i = 0; i < nr; i++)
+		r->files[i] = (struct pfile){ .pid = files[i]->pid,
+					      .child = files[i]->pid != MAIN_PID,
+					      .h = files[i],
+					      .size = files[i]->size };
+	r->nr_files = nr;
+	r->out = tmpfile();
+	if (!r->out || report_print(r))
+		text[0] = '\0';
+	rewind(r->out);
+	text[fread(text, 1, (1 << 16) - 1, r->out)] = '\0';
+	fclose(r->out);
+	free(r->files);
+	return text;
+}
+
+/* A row of the text table, or its line of hidden rows. */
+struct text_row {
+	double samples, pct;
+	char name[512];
+	int split;		/* '~': shares of coarse bins */
+};
+
+/*
+ * The rows of the last table of @text into @rows (up to @max): how many;
+ * the line that sums the hidden rows in @hidden (name "" if none).
+ */
+static int text_rows(const char *text, struct text_row *rows, int max,
+		     struct text_row *hidden)
+{
+	const char *line = text;
+	struct text_row w;
+	int n = 0;
+
+	memset(hidden, 0, sizeof(*hidden));
+	for (; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (strstr(line, "self s") && strstr(line, "samples") == line + 2) {
+			n = 0;		/* a new table */
+			memset(hidden, 0, sizeof(*hidden));
+			continue;
+		}
+		if (sscanf(line + 1, "%lf %lf %*f  %511[^\n]", &w.samples,
+			   &w.pct, w.name) != 3)
+			continue;
+		w.split = line[0] == '~';
+		if (w.name[0] == '[' && strstr(w.name, " under "))
+			*hidden = w;
+		else if (n < max)
+			rows[n++] = w;
+	}
+	return n;
+}
+
+/* The row whose name (its first word) is @name, or NULL. */
+static const struct text_row *row_named(const struct text_row *rows, int n,
+					const char *name)
+{
+	size_t len = strlen(name);
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(rows[i].name, name, len) &&
+		    (rows[i].name[len] == ' ' || !rows[i].name[len]))
+			return &rows[i];
+	return NULL;
+}
+
+/*
+ * By default the text shows the rows of 0.5% or more, each, and one line
+ * sums the rest: 3 rows of 1000 samples (600, 300, 94) and one line of 3
+ * rows, 6 samples, 0.60%.
+ */
+TEST(text_hides_rows_under_half_a_percent_behind_one_line)
+{
+	struct profile_file_hdr *f = make_hot();
+	struct report r = { .format = FORMAT_TEXT };
+	struct text_row rows[16], hidden;
+	char *text = run_report(&r, &f, 1);
+	int n = text_rows(text, rows, 16, &hidden);
+
+	ASSERT_EQ(3, n) TH_LOG("%s", text);
+	EXPECT_EQ(600, rows[0].samples);
+	EXPECT_NE(NULL, row_named(rows, n, "hot_a")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, row_named(rows, n, "hot_b")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, row_named(rows, n, "hot_c")) TH_LOG("%s", text);
+	EXPECT_EQ(94, rows[2].samples);
+	EXPECT_STREQ("[3 rows under 0.5%]", hidden.name) TH_LOG("%s", text);
+	EXPECT_EQ(6, hidden.samples);
+	EXPECT_EQ(0.6, hidden.pct);
+	free(text);
+	free(f);
+}
+
+/* --percent-limit 0: every row, no line of hidden ones; 10: two rows. */
+TEST(percent_limit_0_shows_every_row_and_10_hides_four)
+{
+	struct profile_file_hdr *f = make_hot();
+	struct report r = { .format = FORMAT_TEXT, .percent_limit_set = 1 };
+	struct text_row rows[16], hidden;
+	char *text = run_report(&r, &f, 1);
+	int n = text_rows(text, rows, 16, &hidden), i;
+	double sum = 0;
+
+	ASSERT_EQ(6, n) TH_LOG("%s", text);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(hot_samples[i], rows[i].samples) TH_LOG("%s", text);
+		sum += rows[i].samples;
+	}
+	EXPECT_EQ(1000, sum);
+	EXPECT_NE(NULL, row_named(rows, n, "hot_f")) TH_LOG("%s", text);
+	EXPECT_STREQ("", hidden.name) TH_LOG("%s", text);
+	free(text);
+
+	r.percent_limit = 10;	/* hot_c's 9.4% under it too */
+	text = run_report(&r, &f, 1);
+	n = text_rows(text, rows, 16, &hidden);
+	ASSERT_EQ(2, n) TH_LOG("%s", text);
+	EXPECT_EQ(300, rows[1].samples);
+	EXPECT_STREQ("[4 rows under 10%]", hidden.name) TH_LOG("%s", text);
+	EXPECT_EQ(100, hidden.samples);
+	EXPECT_EQ(10, hidden.pct);
+	free(text);
+	free(f);
+}
+
+/* The CSV's "all" rows of @text. */
+static int csv_all_rows(const char *text)
+{
+	const char *s;
+	int n = 0;
+
+	for (s = text; (s = strstr(s, "\nall,")); s++)
+		n++;
+	return n;
+}
+
+/* The CSV has every row, unless --percent-limit is given; never a sum. */
+TEST(csv_has_every_row_unless_percent_limit_given)
+{
+	struct profile_file_hdr *f = make_hot();
+	struct report r = { .format = FORMAT_CSV };
+	char *text = run_report(&r, &f, 1);
+
+	EXPECT_EQ(6, csv_all_rows(text)) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, ",hot_f,")) TH_LOG("%s", text);
+	free(text);
+	r.percent_limit_set = 1;
+	r.percent_limit = 0.5;
+	text = run_report(&r, &f, 1);
+	EXPECT_EQ(3, csv_all_rows(text)) TH_LOG("%s", text);
+	EXPECT_EQ(NULL, strstr(text, ",hot_d,")) TH_LOG("%s", text);
+	EXPECT_EQ(NULL, strstr(text, "under")) TH_LOG("%s", text);
+	free(text);
+	free(f);
+}
+
+/*
+ * --sort object: one row for each object, all its functions summed: this
+ * program's six (1000 samples) and libc's read (200), 83.33% and 16.67%.
+ */
+TEST(sort_object_gives_each_object_s_total)
+{
+	const uint64_t bias = 0x500000000000ULL;
+	struct report r = { .format = FORMAT_TEXT, .sort = SORT_OBJECT };
+	struct text_row rows[16], hidden;
+	struct mk_region m[2] = { self_text() };
+	void *fn = dlsym(RTLD_DEFAULT, "read");
+	struct profile_file_hdr *f;
+	Dl_info info;
+	uint64_t at;
+	size_t i;
+	char *text;
+	int n;
+
+	ASSERT_NE(0, dladdr(fn, &info));
+	at = ((uintptr_t)fn - (uintptr_t)info.dli_fbase) & ~255ULL;
+	m[1] = (struct mk_region){ .path = info.dli_fname,
+				   .kind = PROFILE_REGION_LIB,
+				   .start = bias + at, .end = bias + at + 4096,
+				   .bias = bias, .shift = 2 };
+	f = make_regions(MAIN_PID, m, 2);
+	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
+		*bin_at(f, 0, (uintptr_t)hot[i]) = hot_samples[i];
+	*bin_at(f, 1, bias + at) = 150;
+	*bin_at(f, 1, bias + at + 8) = 50;
+	text = run_report(&r, &f, 1);
+	n = text_rows(text, rows, 16, &hidden);
+	ASSERT_EQ(2, n) TH_LOG("%s", text);
+	EXPECT_STREQ(self_path, rows[0].name) TH_LOG("%s", text);
+	EXPECT_EQ(1000, rows[0].samples);
+	EXPECT_EQ(83.33, rows[0].pct);
+	EXPECT_STREQ(info.dli_fname, rows[1].name) TH_LOG("%s", text);
+	EXPECT_EQ(200, rows[1].samples);
+	EXPECT_EQ(16.67, rows[1].pct);
+	EXPECT_STREQ("", hidden.name);
+	free(text);
+	free(f);
+}
+
+/*
+ * --sort process: one row for each process, its program named: the main
+ * one's 1000 samples and a child's 250 (80% and 20%), in one table.
+ */
+TEST(sort_process_gives_each_process_s_total)
+{
+	struct report r = { .format = FORMAT_TEXT, .sort = SORT_PROCESS,
+			    .children = 1 };
+	struct profile_file_hdr *f[2] = { make_hot() };
+	struct mk_region m = self_text();
+	struct text_row rows[16], hidden;
+	char *text, want[4200];
+	int n;
+
+	f[1] = make_regions(MAIN_PID + 1, &m, 1);
+	*bin_at(f[1], 0, (uintptr_t)hot_b) = 250;
+	text = run_report(&r, f, 2);
+	n = text_rows(text, rows, 16, &hidden);
+	ASSERT_EQ(2, n) TH_LOG("%s", text);
+	snprintf(want, sizeof(want), "%-8d %s", MAIN_PID, self_path);
+	EXPECT_STREQ(want, rows[0].name) TH_LOG("%s", text);
+	EXPECT_EQ(1000, rows[0].samples);
+	EXPECT_EQ(80, rows[0].pct);
+	snprintf(want, sizeof(want), "%-8d %s", MAIN_PID + 1, self_path);
+	EXPECT_STREQ(want, rows[1].name) TH_LOG("%s", text);
+	EXPECT_EQ(250, rows[1].samples);
+	EXPECT_EQ(20, rows[1].pct);
+	free(text);
+	free(f[0]);
+	free(f[1]);
+}
+
+/* --- names from separate debug files -------------------------------------- */
+
+/*
+ * The first local function of @lib's separate debug file (libc6-dbg's,
+ * under /usr/lib/debug/.build-id/), one that its dynamic symbols do not
+ * name: its name in @name, its address in @lib returned; 0 if none.
+ */
+static uint64_t debug_only_function(const char *lib, char *name, size_t len,
+				    char *debug, size_t dlen)
+{
+	const unsigned char *id = NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	uint64_t at = 0;
+	int fd, i, n;
+	size_t k;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	n = e ? dwelf_elf_gnu_build_id(e, (const void **)&id) : -1;
+	if (n > 2) {
+		k = snprintf(debug, dlen, "/usr/lib/debug/.build-id/%02x/", id[0]);
+		for (i = 1; i < n && k + 2 < dlen; i++, k += 2)
+			snprintf(debug + k, dlen - k, "%02x", id[i]);
+		snprintf(debug + k, dlen - k, ".debug");
+	}
+	elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 2)
+		return 0;
+	fd = open(debug, O_RDONLY | O_CLOEXEC);
+	e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	while (e && !at && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !d)
+			continue;
+		for (k = 0; k < sh.sh_size / sh.sh_entsize && !at; k++) {
+			const char *s;
+
+			if (!gelf_getsym(d, k, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    GELF_ST_BIND(sym.st_info) != STB_LOCAL ||
+			    sym.st_size < 16 || !sym.st_value)
+				continue;
+			s = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!s || !s[0] || strchr(s, '.') || dlsym(RTLD_DEFAULT, s))
+				continue;
+			snprintf(name, len, "%s", s);
+			at = sym.st_value;
+		}
+	}
+	elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return at;
+}
+
+/*
+ * A function of libc that its dynamic symbols do not name is named from
+ * libc's separate debug file (libc6-dbg, which deps.sh installs: without
+ * it the test fails), through libdwfl's standard lookup by build-ID.
+ */
+TEST(stripped_libc_s_local_function_named_from_its_debug_file)
+{
+	const uint64_t bias = 0x500000000000ULL;
+	struct report r = { .format = FORMAT_TEXT, .percent_limit_set = 1 };
+	char name[256], debug[512] = "";
+	struct text_row rows[4], hidden;
+	struct profile_file_hdr *f;
+	struct mk_region m;
+	Dl_info info;
+	uint64_t at;
+	char *text;
+
+	ASSERT_NE(0, dladdr(dlsym(RTLD_DEFAULT, "read"), &info));
+	at = debug_only_function(info.dli_fname, name, sizeof(name), debug,
+				 sizeof(debug));
+	ASSERT_NE(0, at) TH_LOG("no local function in %s's debug file %s (libc6-dbg)",
+			      info.dli_fname, debug);
+	m = (struct mk_region){ .path = info.dli_fname,
+				.kind = PROFILE_REGION_LIB,
+				.start = bias + (at & ~4095ULL),
+				.end = bias + (at & ~4095ULL) + 8192,
+				.bias = bias, .shift = 2 };
+	f = make_regions(MAIN_PID, &m, 1);
+	*bin_at(f, 0, bias + at + 4) = 10;
+	text = run_report(&r, &f, 1);
+	ASSERT_EQ(1, text_rows(text, rows, 4, &hidden)) TH_LOG("%s", text);
+	EXPECT_EQ(0, strncmp(rows[0].name, name, strlen(name)))
+		TH_LOG("%s at %#llx: %s", name, (unsigned long long)at, text);
+	EXPECT_EQ(' ', rows[0].name[strlen(name)]);
+	free(text);
+	free(f);
+}
+
+/* --- -f pprof, read by go tool pprof -------------------------------------- */
+
+/* report_print() or report_pprof() over @files to the file @path. */
+static int write_report(struct report *r, struct profile_file_hdr **files,
+			int nr, const char *path)
+{
+	int i, ret;
+
+	r->main_pid = MAIN_PID;
+	r->rate = 1000;
+	r->command = "prog";
+	r->files = calloc(nr, sizeof(*r->files));
+	for (i = 0; i < nr; i++)
+		r->files[i] = (struct pfile){ .pid = files[i]->pid,
+					      .child = files[i]->pid != MAIN_PID,
+					      .h = files[i],
+					      .size = files[i]->size };
+	r->nr_files = nr;
+	r->out = fopen(path, "we");
+	if (!r->out)
+		return -1;
+	ret = r->format == FORMAT_PPROF ? report_pprof(r) : report_print(r);
+	if (fclose(r->out))
+		ret = -1;
+	free(r->files);
+	return ret;
+}
+
+/*
+ * What @cmd prints (up to 64 KiB), its status in @status; go must be
+ * there (deps.sh installs golang-go): without it the test fails.
+ */
+static char *output_of(const char *cmd, int *status)
+{
+	char *text = calloc(1, 1 << 16);
+	FILE *p = popen(cmd, "r");
+	size_t n = 0;
+
+	*status = -1;
+	if (!p)
+		return text;
+	n = fread(text, 1, (1 << 16) - 1, p);
+	text[n] = '\0';
+	*status = pclose(p);
+	return text;
+}
+
+/* A row of go tool pprof -top: flat, flat%, and the name. */
+struct top_row {
+	double flat, pct;
+	char name[512];
+};
+
+/* The rows of go tool pprof -top's @text into @rows (up to @max). */
+static int top_rows(const char *text, struct top_row *rows, int max)
+{
+	const char *line = strstr(text, "flat  flat%");
+	int n = 0;
+
+	line = line ? strchr(line, '\n') : NULL;
+	while (line && n < max) {
+		line++;
+		if (sscanf(line, "%lf %lf%% %*f%% %*f %*f%% %511[^\n]",
+			   &rows[n].flat, &rows[n].pct, rows[n].name) == 3)
+			n++;
+		line = strchr(line, '\n');
+	}
+	return n;
+}
+
+static const struct top_row *top_named(const struct top_row *rows, int n,
+				       const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	return NULL;
+}
+
+#define PPROF_TOP "go tool pprof -top -sample_index=%s -nodefraction=0 " \
+		  "-nodecount=10000 %s 2>&1"
+
+/*
+ * The functions of this program and libc's read of the sort_object test
+ * (1200 samples), 100 samples in a 256-byte bin of libc that getenv
+ * starts in (shared among the functions in it: split), and 5 in no known
+ * code: 1305.
+ */
+static struct profile_file_hdr *make_hot_and_libc(void)
+{
+	const uint64_t bias = 0x500000000000ULL;
+	struct mk_region m[4] = { self_text() };
+	void *fn = dlsym(RTLD_DEFAULT, "read"), *env = dlsym(RTLD_DEFAULT, "getenv");
+	struct profile_file_hdr *f;
+	uint64_t at, coarse;
+	Dl_info info;
+	size_t i;
+
+	if (!dladdr(fn, &info))
+		return NULL;
+	at = ((uintptr_t)fn - (uintptr_t)info.dli_fbase) & ~255ULL;
+	coarse = ((uintptr_t)env - (uintptr_t)info.dli_fbase) & ~4095ULL;
+	m[1] = (struct mk_region){ .path = info.dli_fname,
+				   .kind = PROFILE_REGION_LIB,
+				   .start = bias + at, .end = bias + at + 4096,
+				   .bias = bias, .shift = 2 };
+	m[2] = m[1];
+	m[2].start = bias + coarse;
+	m[2].end = bias + coarse + 4096;
+	m[2].shift = 8;
+	m[3] = (struct mk_region){ .path = "", .kind = PROFILE_REGION_NOWHERE,
+				   .end = 4, .shift = 2 };
+	f = make_regions(MAIN_PID, m, 4);
+	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
+		*bin_at(f, 0, (uintptr_t)hot[i]) = hot_samples[i];
+	*bin_at(f, 1, (uintptr_t)fn - (uintptr_t)info.dli_fbase + bias) = 200;
+	*bin_at(f, 2, (uintptr_t)env - (uintptr_t)info.dli_fbase + bias) = 100;
+	*bin_at(f, 3, 0) = 5;
+	return f;
+}
+
+/*
+ * go tool pprof -top on -f pprof names the same functions as the text
+ * report (every row of it, --percent-limit 0) with the same samples and
+ * shares, and the same CPU time (cpu, the default sample type).
+ */
+TEST(pprof_top_names_the_text_report_s_functions_with_its_shares)
+{
+	char dir[] = "/tmp/report_test.XXXXXX", pb[64], txt[64], cmd[256];
+	struct report r = { .format = FORMAT_TEXT, .percent_limit_set = 1 };
+	struct profile_file_hdr *f = make_hot_and_libc();
+	struct text_row rows[16], hidden;
+	struct top_row top[32];
+	const struct top_row *t;
+	char *text, *out;
+	int n, nt, i, status, split = 0;
+	FILE *in;
+
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(pb, sizeof(pb), "%s/a.pb.gz", dir);
+	snprintf(txt, sizeof(txt), "%s/a.txt", dir);
+	ASSERT_EQ(0, write_report(&r, &f, 1, txt));
+	text = calloc(1, 1 << 16);
+	in = fopen(txt, "re");
+	ASSERT_NE(NULL, in);
+	text[fread(text, 1, (1 << 16) - 1, in)] = '\0';
+	fclose(in);
+	n = text_rows(text, rows, 16, &hidden);
+	ASSERT_LT(8, n) TH_LOG("%s", text);	/* 6 + read + nowhere + split */
+
+	r = (struct report){ .format = FORMAT_PPROF };
+	ASSERT_EQ(0, write_report(&r, &f, 1, pb));
+	snprintf(cmd, sizeof(cmd), PPROF_TOP, "samples", pb);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s: %s", cmd, out);
+	nt = top_rows(out, top, 32);
+	EXPECT_EQ(n, nt) TH_LOG("%s\n%s", text, out);
+	for (i = 0; i < n; i++) {
+		char name[512];
+
+		if (rows[i].name[0] == '[')	/* "[in no known code]" */
+			snprintf(name, sizeof(name), "%.*s",
+				 (int)(strchr(rows[i].name, ']') + 1 - rows[i].name),
+				 rows[i].name);
+		else
+			sscanf(rows[i].name, "%511s", name);
+		t = top_named(top, nt, name);
+		ASSERT_NE(NULL, t) TH_LOG("%s not in\n%s", name, out);
+		/*
+		 * The text's share of a split bin is a fraction, printed
+		 * rounded; pprof's counts are rounded so that each bin's sum
+		 * is exact: one apart at most.  Shares: the text's to 0.01,
+		 * pprof's to 3 digits.
+		 */
+		EXPECT_GE(rows[i].split ? 1 : 0, fabs(rows[i].samples - t->flat))
+			TH_LOG("%s: %.0f against %.0f", name, rows[i].samples, t->flat);
+		EXPECT_GE(rows[i].split ? 0.0051 + 100.0 / 1305 : 0.0051,
+			  fabs(rows[i].pct - t->pct))
+			TH_LOG("%s: %.3f%% against %.3f%%", name, rows[i].pct, t->pct);
+		split += rows[i].split;
+	}
+	EXPECT_LT(0, split);
+	EXPECT_NE(NULL, strstr(out, "of 1305 total")) TH_LOG("%s", out);
+	free(out);
+
+	/* cpu/nanoseconds, the default: 1 ms a sample at 1000 Hz. */
+	snprintf(cmd, sizeof(cmd), "go tool pprof -top -nodefraction=0 %s 2>&1", pb);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "Type: cpu")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "of 1305ms total")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "600ms 45.98%")) TH_LOG("%s", out);
+	free(out);
+	free(text);
+	free(f);
+	unlink(pb);
+	unlink(txt);
+	rmdir(dir);
+}
+
+/*
+ * Two runs' profiles merged by go tool pprof -proto, as a fleet merges
+ * them: each function's samples are the sum of the two (1000 + 500).
+ */
+TEST(pprof_profiles_merged_by_go_tool_pprof_sum)
+{
+	static const uint32_t more[] = { 400, 0, 94, 3, 2, 1 };
+	char dir[] = "/tmp/report_test.XXXXXX", a[64], b[64], m[64], cmd[512];
+	struct profile_file_hdr *f[2] = { make_hot(), make_hot() };
+	struct report r = { .format = FORMAT_PPROF };
+	struct top_row top[32];
+	const struct top_row *t;
+	int status, nt;
+	char *out;
+	size_t i;
+
+	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
+		*bin_at(f[1], 0, (uintptr_t)hot[i]) = more[i];
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.pb.gz", dir);
+	snprintf(b, sizeof(b), "%s/b.pb.gz", dir);
+	snprintf(m, sizeof(m), "%s/m.pb.gz", dir);
+	ASSERT_EQ(0, write_report(&r, &f[0], 1, a));
+	ASSERT_EQ(0, write_report(&r, &f[1], 1, b));
+	snprintf(cmd, sizeof(cmd), "go tool pprof -proto %s %s > %s", a, b, m);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s: %s", cmd, out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), PPROF_TOP, "samples", m);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
+	nt = top_rows(out, top, 32);
+	EXPECT_EQ(6, nt) TH_LOG("%s", out);
+	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "hot_%c", (char)('a' + i));
+		t = top_named(top, nt, name);
+		ASSERT_NE(NULL, t) TH_LOG("%s not in\n%s", name, out);
+		EXPECT_EQ(hot_samples[i] + more[i], t->flat) TH_LOG("%s", name);
+	}
+	EXPECT_NE(NULL, strstr(out, "of 1500 total")) TH_LOG("%s", out);
+	free(out);
+	free(f[0]);
+	free(f[1]);
+	unlink(a);
+	unlink(b);
+	unlink(m);
+	rmdir(dir);
+}
+
+/*
+ * With several processes (--children), one profile whose samples carry
+ * each one's pid and program: go tool pprof -tags counts 1000 for pid
+ * 42 and 300 for pid 43 (two files, one of them over no main program),
+ * all of this program, and -tagfocus keeps pid 43's.
+ */
+TEST(pprof_samples_carry_each_process_s_pid)
+{
+	char dir[] = "/tmp/report_test.XXXXXX", pb[64], cmd[512], want[4200];
+	struct report r = { .format = FORMAT_PPROF, .children = 1 };
+	struct profile_file_hdr *f[3] = { make_hot() };
+	struct mk_region m = self_text();
+	struct top_row top[32];
+	int status, nt;
+	char *out;
+
+	f[1] = make_regions(MAIN_PID + 1, &m, 1);
+	*bin_at(f[1], 0, (uintptr_t)hot_b) = 250;
+	/*
+	 * The child's first arm, over no main program (the agent's first
+	 * arm, over the dynamic linker, may have none): its samples are the
+	 * child's program's still.  (This program's text as a library's:
+	 * what names the samples is the path, not the kind.)
+	 */
+	m.kind = PROFILE_REGION_LIB;
+	f[2] = make_regions(MAIN_PID + 1, &m, 1);
+	*bin_at(f[2], 0, (uintptr_t)hot_c) = 50;
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(pb, sizeof(pb), "%s/c.pb.gz", dir);
+	ASSERT_EQ(0, write_report(&r, f, 3, pb));
+	snprintf(cmd, sizeof(cmd), "go tool pprof -tags -sample_index=samples %s 2>&1", pb);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "1000.0 (76.92%%): %d\n", MAIN_PID);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "300.0 (23.08%%): %d\n", MAIN_PID + 1);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "1300.0 (  100%%): %s\n", self_path);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	free(out);
+
+	snprintf(cmd, sizeof(cmd), "go tool pprof -top -sample_index=samples -tagfocus=pid=%d %s 2>&1",
+		 MAIN_PID + 1, pb);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
+	nt = top_rows(out, top, 32);
+	ASSERT_EQ(2, nt) TH_LOG("%s", out);
+	EXPECT_STREQ("hot_b", top[0].name);
+	EXPECT_EQ(250, top[0].flat);
+	EXPECT_STREQ("hot_c", top[1].name);
+	EXPECT_EQ(50, top[1].flat);
+	free(out);
+	free(f[0]);
+	free(f[1]);
+	free(f[2]);
+	unlink(pb);
+	rmdir(dir);
 }
 
 TEST_HARNESS_MAIN

@@ -2,7 +2,8 @@
 /*
  * profil(1): profile an unmodified program with /dev/profil.
  *
- *	profil [-r RATE] [-o FILE] [-f text|csv|gmon] [-l] [--children]
+ *	profil [-r RATE] [-o FILE] [-f text|csv|gmon|pprof] [-l] [--children]
+ *	       [--sort symbol|object|process] [--percent-limit PCT]
  *	       [--] command [args...]
  *
  * Runs the command with profil-agent.so as its dynamic linker's audit
@@ -51,13 +52,20 @@
 #define DEFAULT_RATE	1000
 
 static const char usage[] =
-	"usage: profil [-r RATE] [-o FILE] [-f text|csv|gmon] [-l] [--children]\n"
+	"usage: profil [-r RATE] [-o FILE] [-f text|csv|gmon|pprof] [-l] [--children]\n"
+	"              [--sort symbol|object|process] [--percent-limit PCT]\n"
 	"              [--] command [args...]\n";
+
+/* The long options without a letter. */
+enum { OPT_SORT = 256, OPT_PERCENT_LIMIT };
 
 struct opts {
 	unsigned int rate;
 	const char *output;
 	enum report_format format;
+	enum report_sort sort;
+	int percent_limit_set;
+	double percent_limit;
 	int lines, children;
 	char **argv;
 };
@@ -86,7 +94,30 @@ static enum report_format parse_format(const char *s)
 		return FORMAT_CSV;
 	if (!strcmp(s, "gmon"))
 		return FORMAT_GMON;
-	fail("unknown format '%s' (text, csv or gmon)", s);
+	if (!strcmp(s, "pprof"))
+		return FORMAT_PPROF;
+	fail("unknown format '%s' (text, csv, gmon or pprof)", s);
+}
+
+static enum report_sort parse_sort(const char *s)
+{
+	if (!strcmp(s, "symbol"))
+		return SORT_SYMBOL;
+	if (!strcmp(s, "object"))
+		return SORT_OBJECT;
+	if (!strcmp(s, "process"))
+		return SORT_PROCESS;
+	fail("unknown sort key '%s' (symbol, object or process)", s);
+}
+
+static double parse_percent(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= 0 && v <= 100))
+		fail("percent limit '%s': a number from 0 to 100", s);
+	return v;
 }
 
 static unsigned int read_max_rate(void)
@@ -110,6 +141,8 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "lines", no_argument, NULL, 'l' },
 		{ "children", no_argument, NULL, 'c' },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -136,6 +169,13 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case 'c':
 			o->children = 1;
+			break;
+		case OPT_SORT:
+			o->sort = parse_sort(optarg);
+			break;
+		case OPT_PERCENT_LIMIT:
+			o->percent_limit = parse_percent(optarg);
+			o->percent_limit_set = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -673,6 +713,8 @@ static int report(const struct opts *o, struct report *r, const char *dir)
 	}
 	if (!path && o->format == FORMAT_GMON)
 		path = "gmon.out";
+	if (!path && o->format == FORMAT_PPROF)
+		path = "profile.pb.gz";
 	r->out = path && strcmp(path, "-") ? fopen(path, "we") : NULL;
 	if (path && strcmp(path, "-") && !r->out) {
 		fprintf(stderr, "profil: %s: %s\n", path, strerror(errno));
@@ -680,7 +722,12 @@ static int report(const struct opts *o, struct report *r, const char *dir)
 	}
 	if (!r->out)
 		r->out = path ? stdout : stderr;
-	ret = o->format == FORMAT_GMON ? report_gmon(r) : report_print(r);
+	if (o->format == FORMAT_GMON)
+		ret = report_gmon(r);
+	else if (o->format == FORMAT_PPROF)
+		ret = report_pprof(r);
+	else
+		ret = report_print(r);
 	if (r->out != stdout && r->out != stderr && fclose(r->out))
 		ret = -1;
 	return ret;
@@ -711,6 +758,9 @@ int main(int argc, char **argv)
 		wait_for_descendants();
 	r.format = o.format;
 	r.lines = o.lines;
+	r.sort = o.sort;
+	r.percent_limit_set = o.percent_limit_set;
+	r.percent_limit = o.percent_limit;
 	r.children = o.children;
 	r.rate = o.rate;
 	r.command = command_line(o.argv);

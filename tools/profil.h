@@ -12,7 +12,17 @@
 /* The exit status of profil(1)'s own failures, as env(1), timeout(1). */
 #define PROFIL_EXIT_FAIL	125
 
-enum report_format { FORMAT_TEXT, FORMAT_CSV, FORMAT_GMON };
+enum report_format { FORMAT_TEXT, FORMAT_CSV, FORMAT_GMON, FORMAT_PPROF };
+
+/* --sort: what one row of the report is, as perf report's keys. */
+enum report_sort {
+	SORT_SYMBOL,			/* a function (or line) of an object */
+	SORT_OBJECT,			/* an object, its functions summed */
+	SORT_PROCESS,			/* a process, all of it */
+};
+
+/* Rows under this share of the samples are one line in the text report. */
+#define REPORT_PERCENT_LIMIT	0.5
 
 /* One profile file the agent left, mapped in. */
 struct pfile {
@@ -26,6 +36,9 @@ struct report {
 	/* What the run gives: */
 	enum report_format format;
 	int lines;			/* -l: source lines */
+	enum report_sort sort;		/* --sort */
+	int percent_limit_set;		/* --percent-limit given: */
+	double percent_limit;		/* its value */
 	int children;			/* --children */
 	pid_t main_pid;
 	const char *command;		/* the command line, for the header */
@@ -38,9 +51,34 @@ struct report {
 	size_t nr_files;
 };
 
+/*
+ * The samples of a bin, as the report names them (report_walk()): all of
+ * a fine bin's, or one function's share of a coarse bin's (split), at the
+ * bin's first byte or the function's first in it.  The strings live until
+ * the visitor returns.
+ */
+struct report_sample {
+	const struct pfile *pf;		/* its file */
+	const struct profile_file_region *region;
+	uint64_t pc;
+	const char *object;		/* path, "[vdso]", "[unknown]" */
+	const char *function;		/* as the text report names it */
+	const char *symbol;		/* as the object spells it (mangled) */
+	uint64_t start;			/* the function's address in its */
+					/* object, or 0 */
+	const char *src_file;		/* with lines: the source file, */
+	int src_line;			/* or NULL */
+	double samples;
+	int split;			/* a share of a coarse bin */
+};
+
+typedef int report_visit_fn(void *arg, const struct report_sample *s);
+
 int report_load(struct report *r, const char *dir);
+int report_walk(const struct report *r, report_visit_fn *fn, void *arg);
 int report_print(struct report *r);
 int report_gmon(struct report *r);
+int report_pprof(struct report *r);
 void report_free(struct report *r);
 
 #endif /* PROFIL_TOOLS_PROFIL_H */

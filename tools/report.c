@@ -310,32 +310,176 @@ static const char *demangle(const char *name)
 }
 
 /*
- * The function at @pc, its address in its object (as nm(1) gives it: @pc
- * less the object's @bias) in @start, and with @src its "file:line" in
- * @line.
+ * Name @s->pc by the symbols of @d: its function (demangled, and as the
+ * object spells it), the function's address in its object (as nm(1)
+ * gives it: its PC less the object's @bias), and with @src its source
+ * file and line.
  */
-static const char *sym_name(Dwfl *d, uint64_t pc, uint64_t bias,
-			    uint64_t *start, int src, char *line, size_t len)
+static void sym_name(Dwfl *d, uint64_t bias, int src, struct report_sample *s)
 {
-	Dwfl_Module *m = d ? dwfl_addrmodule(d, pc) : NULL;
-	const char *name = NULL, *file;
+	Dwfl_Module *m = d ? dwfl_addrmodule(d, s->pc) : NULL;
+	const char *name;
 	GElf_Off off;
 	GElf_Sym sym;
 	Dwfl_Line *l;
-	int lineno;
 
-	line[0] = '\0';
-	*start = 0;
+	s->function = s->symbol = "[unknown]";
+	s->start = 0;
+	s->src_file = NULL;
+	s->src_line = 0;
 	if (!m)
-		return "[unknown]";
-	name = dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL);
-	if (name)
-		*start = pc - off - bias;
-	l = src ? dwfl_module_getsrc(m, pc) : NULL;
-	file = l ? dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL) : NULL;
-	if (file)
-		snprintf(line, len, "%s:%d", basename(file), lineno);
-	return name ? demangle(name) : "[unknown]";
+		return;
+	name = dwfl_module_addrinfo(m, s->pc, &off, &sym, NULL, NULL, NULL);
+	if (name) {
+		s->start = s->pc - off - bias;
+		s->symbol = name;
+		s->function = demangle(name);
+	}
+	l = src ? dwfl_module_getsrc(m, s->pc) : NULL;
+	if (l)
+		s->src_file = dwfl_lineinfo(l, NULL, &s->src_line, NULL, NULL,
+					    NULL);
+}
+
+/* Bins of at most this many bytes are one function's, and have a line. */
+#define REPORT_FINE_SHIFT	2
+
+/* The bytes [from, to) of a coarse bin that function @name covers. */
+struct piece {
+	uint64_t from, to;
+	uint64_t start;		/* where the function starts */
+	const char *name;
+};
+
+/*
+ * The functions a coarse bin at [@a, @end) covers, as pieces in @piece (up
+ * to @max), by the symbols of @d: the bytes of each.
+ */
+static size_t bin_pieces(Dwfl *d, uint64_t a, uint64_t end,
+			 struct piece *piece, size_t max)
+{
+	Dwfl_Module *m = d ? dwfl_addrmodule(d, a) : NULL;
+	size_t n = 0;
+	GElf_Off off;
+	GElf_Sym sym;
+
+	while (m && a < end && n < max) {
+		const char *name = dwfl_module_addrinfo(m, a, &off, &sym, NULL,
+							NULL, NULL);
+
+		if (!name || off >= sym.st_size) {
+			a = (a | 15) + 1;	/* padding: on to the next 16 */
+			continue;
+		}
+		piece[n].from = a;
+		piece[n].start = a - off;
+		piece[n].to = a - off + sym.st_size < end ? a - off + sym.st_size : end;
+		piece[n].name = name;
+		a = piece[n++].to;
+	}
+	return n;
+}
+
+/* What report_walk() calls, for the files of one process. */
+struct walk {
+	const struct pfile *f;
+	int src;			/* source lines */
+	report_visit_fn *fn;
+	void *arg;
+};
+
+/*
+ * A coarse bin's samples shared among the functions it covers in
+ * proportion to their bytes in it (gprof's rule), each share at the
+ * function's first byte in the bin; the samples say so (split).  A bin no
+ * symbol covers goes to the name at its first byte, as a fine one.
+ */
+static int coarse_bin_walk(const struct walk *w, struct report_sample *s,
+			   Dwfl *d, unsigned int shift, uint64_t bias)
+{
+	struct piece piece[64];
+	uint64_t bytes = 0;
+	double samples = s->samples;
+	size_t i, n = bin_pieces(d, s->pc, s->pc + (1ULL << shift), piece, 64);
+	int ret = 0;
+
+	for (i = 0; i < n; i++)
+		bytes += piece[i].to - piece[i].from;
+	s->split = 1;
+	if (!bytes) {
+		sym_name(d, bias, 0, s);
+		return w->fn(w->arg, s);
+	}
+	for (i = 0; i < n && !ret; i++) {
+		s->pc = piece[i].from;
+		s->symbol = piece[i].name;
+		s->function = demangle(piece[i].name);
+		s->start = piece[i].start - bias;
+		s->samples = samples * (piece[i].to - piece[i].from) / bytes;
+		ret = w->fn(w->arg, s);
+	}
+	return ret;
+}
+
+static int region_walk(const struct walk *w, Dwfl *d,
+		       const struct profile_file_region *fr)
+{
+	const struct profile_file_hdr *h = w->f->h;
+	const uint32_t *bins = file_bins(h, fr);
+	struct report_sample s = { .pf = w->f, .region = fr };
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < fr->nr_bins && !ret; i++) {
+		if (!bins[i])
+			continue;
+		s.pc = fr->start + ((uint64_t)i << fr->shift);
+		s.object = file_name(h, fr);
+		s.samples = bins[i];
+		s.split = 0;
+		s.start = 0;
+		s.src_file = NULL;
+		s.src_line = 0;
+		if (fr->kind == PROFILE_REGION_NOWHERE) {
+			s.object = "[unknown]";
+			s.function = s.symbol = "[in no known code]";
+		} else if (fr->kind == PROFILE_REGION_VDSO) {
+			s.function = s.symbol = "[vdso]";
+		} else if (fr->shift > REPORT_FINE_SHIFT) {
+			ret = coarse_bin_walk(w, &s, d, fr->shift, fr->bias);
+			continue;
+		} else {
+			sym_name(d, fr->bias, w->src, &s);
+		}
+		ret = w->fn(w->arg, &s);
+	}
+	return ret;
+}
+
+/*
+ * Every bin with samples of every file of @r, named as the report names
+ * it (with r->lines, its source line too), to @fn: 0, or what @fn
+ * returned that was not.
+ */
+int report_walk(const struct report *r, report_visit_fn *fn, void *arg)
+{
+	const struct profile_file_region *fr;
+	struct walk w = { .src = r->lines, .fn = fn, .arg = arg };
+	size_t i;
+	uint32_t j;
+	int ret = 0;
+	Dwfl *d;
+
+	for (i = 0; i < r->nr_files && !ret; i++) {
+		w.f = &r->files[i];
+		fr = file_regions(w.f->h);
+		d = sym_open(w.f->h);
+		for (j = 0; j < w.f->h->nr_regions && !ret; j++)
+			ret = region_walk(&w, d, &fr[j]);
+		if (d)
+			dwfl_end(d);
+	}
+	return ret;
 }
 
 /* --- rows -------------------------------------------------------------- */
@@ -394,125 +538,21 @@ static int rows_add(struct rows *rs, const struct row *k)
 	return 0;
 }
 
-/* Bins of at most this many bytes are one function's, and have a line. */
-#define REPORT_FINE_SHIFT	2
-
-/* The bytes [from, to) of a coarse bin that function @name covers. */
-struct piece {
-	uint64_t from, to;
-	uint64_t start;		/* where the function starts */
-	const char *name;
-};
-
-/*
- * The functions a coarse bin at [@a, @end) covers, as pieces in @piece (up
- * to @max), by the symbols of @d: the bytes of each.
- */
-static size_t bin_pieces(Dwfl *d, uint64_t a, uint64_t end,
-			 struct piece *piece, size_t max)
+/* A named sample into the rows of its process. */
+static int row_visit(void *arg, const struct report_sample *s)
 {
-	Dwfl_Module *m = d ? dwfl_addrmodule(d, a) : NULL;
-	size_t n = 0;
-	GElf_Off off;
-	GElf_Sym sym;
-
-	while (m && a < end && n < max) {
-		const char *name = dwfl_module_addrinfo(m, a, &off, &sym, NULL,
-							NULL, NULL);
-
-		if (!name || off >= sym.st_size) {
-			a = (a | 15) + 1;	/* padding: on to the next 16 */
-			continue;
-		}
-		piece[n].from = a;
-		piece[n].start = a - off;
-		piece[n].to = a - off + sym.st_size < end ? a - off + sym.st_size : end;
-		piece[n].name = name;
-		a = piece[n++].to;
-	}
-	return n;
-}
-
-/*
- * A coarse bin's samples shared among the functions it covers in
- * proportion to their bytes in it (gprof's rule); the rows say so.  A bin
- * no symbol covers goes to the name at its first byte, as a fine one.
- */
-static int coarse_bin_rows(struct rows *rs, struct row *k, Dwfl *d,
-			   uint64_t a, unsigned int shift, uint64_t bias)
-{
-	struct piece piece[64];
-	uint64_t bytes = 0;
-	double samples = k->samples;
-	char line[16];
-	size_t i, n = bin_pieces(d, a, a + (1ULL << shift), piece, 64);
-	int ret = 0;
-
-	for (i = 0; i < n; i++)
-		bytes += piece[i].to - piece[i].from;
-	k->source = "";
-	k->split = 1;
-	if (!bytes) {
-		k->function = sym_name(d, a, bias, &k->start, 0, line, sizeof(line));
-		return rows_add(rs, k);
-	}
-	for (i = 0; i < n && !ret; i++) {
-		k->function = demangle(piece[i].name);
-		k->start = piece[i].start - bias;
-		k->samples = samples * (piece[i].to - piece[i].from) / bytes;
-		ret = rows_add(rs, k);
-	}
-	return ret;
-}
-
-static int region_rows(struct rows *rs, pid_t pid, Dwfl *d, int src,
-		       const struct profile_file_hdr *h,
-		       const struct profile_file_region *fr)
-{
-	const uint32_t *bins = file_bins(h, fr);
-	struct row k = { .pid = pid, .object = file_name(h, fr), .source = "" };
+	struct row k = { .pid = s->pf->pid, .object = s->object,
+			 .function = s->function, .start = s->start,
+			 .source = "", .samples = s->samples,
+			 .split = s->split };
 	char line[256];
-	uint32_t i;
-	int ret = 0;
 
-	for (i = 0; i < fr->nr_bins && !ret; i++) {
-		uint64_t pc = fr->start + ((uint64_t)i << fr->shift);
-
-		if (!bins[i])
-			continue;
-		k.samples = bins[i];
-		k.split = 0;
-		k.start = 0;
-		if (fr->kind == PROFILE_REGION_NOWHERE) {
-			k.object = "[unknown]";
-			k.function = "[in no known code]";
-		} else if (fr->kind == PROFILE_REGION_VDSO) {
-			k.function = "[vdso]";
-		} else if (fr->shift > REPORT_FINE_SHIFT) {
-			ret = coarse_bin_rows(rs, &k, d, pc, fr->shift, fr->bias);
-			continue;
-		} else {
-			k.function = sym_name(d, pc, fr->bias, &k.start, src, line,
-					      sizeof(line));
-			k.source = line;
-		}
-		ret = rows_add(rs, &k);
+	if (s->src_file) {
+		snprintf(line, sizeof(line), "%s:%d", basename(s->src_file),
+			 s->src_line);
+		k.source = line;
 	}
-	return ret;
-}
-
-static int file_rows(struct rows *rs, const struct pfile *f, int src)
-{
-	const struct profile_file_region *fr = file_regions(f->h);
-	Dwfl *d = sym_open(f->h);
-	uint32_t i;
-	int ret = 0;
-
-	for (i = 0; i < f->h->nr_regions && !ret; i++)
-		ret = region_rows(rs, f->pid, d, src, f->h, &fr[i]);
-	if (d)
-		dwfl_end(d);
-	return ret;
+	return rows_add(arg, &k);
 }
 
 static int by_key(const void *a, const void *b)
@@ -684,47 +724,128 @@ static void print_header(const struct report *r, const struct proc *p)
 	fprintf(out, " bytes; profile files: %u\n", p->files);
 }
 
+/*
+ * The share of the samples under which a row is hidden: --percent-limit,
+ * or REPORT_PERCENT_LIMIT in the text and none in the CSV, whose scripts
+ * get every row unless they ask otherwise.
+ */
+static double percent_limit(const struct report *r)
+{
+	if (r->percent_limit_set)
+		return r->percent_limit;
+	return r->format == FORMAT_TEXT ? REPORT_PERCENT_LIMIT : 0;
+}
+
+static void print_csv_row(const struct report *r, const struct row *w,
+			  double pct, double self)
+{
+	if (w->pid)
+		fprintf(r->out, "%d,", (int)w->pid);
+	else
+		fputs("all,", r->out);
+	fprintf(r->out, "%.0f,%.2f,%.3f,", w->samples, pct, self);
+	print_csv_field(r->out, w->function);
+	fputc(',', r->out);
+	print_csv_field(r->out, w->object);
+	fputc(',', r->out);
+	print_csv_field(r->out, w->source);
+	fputs(w->split ? ",split," : ",,", r->out);
+	if (w->start)
+		fprintf(r->out, "%#llx", (unsigned long long)w->start);
+	fputc('\n', r->out);
+}
+
 static void print_row(const struct report *r, const struct row *w,
 		      uint64_t total, unsigned int rate)
 {
 	double pct = total ? 100.0 * w->samples / total : 0;
 	double self = rate ? (double)w->samples / rate : 0;
 	const char *obj = w->object;
+	char mark = w->split ? '~' : ' ';
 
 	if (r->format == FORMAT_CSV) {
-		if (w->pid)
-			fprintf(r->out, "%d,", (int)w->pid);
-		else
-			fputs("all,", r->out);
-		fprintf(r->out, "%.0f,%.2f,%.3f,", w->samples, pct, self);
-		print_csv_field(r->out, w->function);
-		fputc(',', r->out);
-		print_csv_field(r->out, obj);
-		fputc(',', r->out);
-		print_csv_field(r->out, w->source);
-		fputs(w->split ? ",split," : ",,", r->out);
-		if (w->start)
-			fprintf(r->out, "%#llx", (unsigned long long)w->start);
-		fputc('\n', r->out);
+		print_csv_row(r, w, pct, self);
 		return;
+	}
+	switch (r->sort) {
+	case SORT_OBJECT:
+		fprintf(r->out, "%c%8.0f %6.2f %9.3f  %s\n", mark, w->samples,
+			pct, self, obj);
+		return;
+	case SORT_PROCESS:
+		fprintf(r->out, "%c%8.0f %6.2f %9.3f  %-8d %s\n", mark,
+			w->samples, pct, self, (int)w->pid, obj);
+		return;
+	case SORT_SYMBOL:
+		break;
 	}
 	if (strrchr(obj, '/'))
 		obj = strrchr(obj, '/') + 1;
-	fprintf(r->out, "%c%8.0f %6.2f %9.3f  %-32s %-20s %s\n",
-		w->split ? '~' : ' ', w->samples, pct, self, w->function, obj,
-		w->source);
+	fprintf(r->out, "%c%8.0f %6.2f %9.3f  %-32s %-20s %s\n", mark,
+		w->samples, pct, self, w->function, obj, w->source);
+}
+
+/* The text table's column names, for the rows of r->sort. */
+static void print_columns(const struct report *r)
+{
+	fprintf(r->out, "%9s %6s %9s  ", "samples", "%", "self s");
+	switch (r->sort) {
+	case SORT_OBJECT:
+		fputs("object\n", r->out);
+		return;
+	case SORT_PROCESS:
+		fprintf(r->out, "%-8s %s\n", "process", "program");
+		return;
+	case SORT_SYMBOL:
+		break;
+	}
+	fprintf(r->out, "%-32s %-20s %s\n", "function", "object",
+		r->lines ? "source" : "");
 }
 
 static int by_samples(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
+	int c;
 
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
-	return strcmp(x->function, y->function);
+	c = strcmp(x->function, y->function);
+	if (!c)
+		c = strcmp(x->object, y->object);
+	if (!c && x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return c;
 }
 
-/* The rows of @pid (0: all), most samples first. */
+/*
+ * The rows @v[@n], most samples first, those under percent_limit() of
+ * @total left out; in the text, one line sums them.
+ */
+static void print_table(const struct report *r, struct row *v, size_t n,
+			uint64_t total, unsigned int rate)
+{
+	double limit = percent_limit(r), hidden = 0;
+	size_t i, nr_hidden = 0;
+
+	qsort(v, n, sizeof(*v), by_samples);
+	if (r->format == FORMAT_TEXT)
+		print_columns(r);
+	for (i = 0; i < n; i++) {
+		if (total && 100.0 * v[i].samples / total < limit) {
+			hidden += v[i].samples;
+			nr_hidden++;
+			continue;
+		}
+		print_row(r, &v[i], total, rate);
+	}
+	if (nr_hidden && r->format == FORMAT_TEXT)
+		fprintf(r->out, " %8.0f %6.2f %9.3f  [%zu row%s under %g%%]\n",
+			hidden, 100.0 * hidden / total, rate ? hidden / rate : 0,
+			nr_hidden, nr_hidden == 1 ? "" : "s", limit);
+}
+
+/* The rows of @pid (0: all). */
 static void print_proc(const struct report *r, struct rows *rs, pid_t pid,
 		       uint64_t total, unsigned int rate)
 {
@@ -736,29 +857,49 @@ static void print_proc(const struct report *r, struct rows *rs, pid_t pid,
 		if (!n++)
 			first = i;
 	}
-	qsort(rs->v + first, n, sizeof(*rs->v), by_samples);
-	if (r->format == FORMAT_TEXT)
-		fprintf(r->out, "%9s %6s %9s  %-32s %-20s %s\n", "samples", "%",
-			"self s", "function", "object", r->lines ? "source" : "");
-	for (i = first; i < first + n; i++)
-		print_row(r, &rs->v[i], total, rate);
+	print_table(r, rs->v + first, n, total, rate);
 }
 
-static void print_all(struct report *r, struct rows *rs, struct proc *p,
-		      size_t nr)
+/* --sort process: one row for each process that has samples. */
+static int print_by_process(const struct report *r, const struct proc *p,
+			    size_t nr, uint64_t total)
+{
+	struct row *v = calloc(nr, sizeof(*v));
+	size_t i, n = 0;
+
+	if (!v)
+		return -1;
+	for (i = 0; i < nr; i++)
+		if (p[i].total)
+			v[n++] = (struct row){ .pid = p[i].pid,
+					       .object = p[i].exe ?: "?",
+					       .function = "", .source = "",
+					       .samples = p[i].total };
+	if (r->format == FORMAT_TEXT && nr > 1)
+		fprintf(r->out, "\n# all %zu processes\n", nr);
+	print_table(r, v, n, total, r->rate);
+	free(v);
+	return 0;
+}
+
+static int print_all(struct report *r, struct rows *rs, struct proc *p,
+		     size_t nr)
 {
 	uint64_t total = 0;
 	size_t i;
 
 	fprintf(r->out, "# profil: %s\n", r->command);
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
+		total += p[i].total;
 		if (p[i].total || !i)
 			print_header(r, &p[i]);
+	}
 	if (r->format == FORMAT_CSV)
 		fputs("process,samples,percent,self_seconds,function,object,source,bins,address\n",
 		      r->out);
+	if (r->sort == SORT_PROCESS)
+		return print_by_process(r, p, nr, total);
 	for (i = 0; i < nr; i++) {
-		total += p[i].total;
 		if (nr == 1 || !p[i].total)
 			continue;
 		if (r->format == FORMAT_TEXT)
@@ -768,24 +909,39 @@ static void print_all(struct report *r, struct rows *rs, struct proc *p,
 	if (r->format == FORMAT_TEXT && nr > 1)
 		fprintf(r->out, "\n# all %zu processes\n", nr);
 	print_proc(r, rs, 0, total, r->rate);
+	return 0;
+}
+
+/* --sort object: the rows of each object of a process summed into one. */
+static void rows_by_object(struct rows *rs)
+{
+	size_t i;
+
+	for (i = 0; i < rs->n; i++) {
+		rs->v[i].function = "";
+		rs->v[i].source = "";
+		rs->v[i].start = 0;
+	}
+	rows_merge(rs);
 }
 
 int report_print(struct report *r)
 {
 	struct rows rs = { 0 };
 	struct proc *p;
-	size_t i, nr;
-	int ret = 0;
+	size_t nr;
+	int ret;
 
-	for (i = 0; i < r->nr_files && !ret; i++)
-		ret = file_rows(&rs, &r->files[i], r->lines);
+	ret = report_walk(r, row_visit, &rs);
 	p = procs_of(r, &nr);
 	if (!ret && p) {
 		rows_merge(&rs);
 		ret = rows_all(&rs);
 	}
+	if (!ret && p && r->sort == SORT_OBJECT)
+		rows_by_object(&rs);
 	if (!ret && p)
-		print_all(r, &rs, p, nr);
+		ret = print_all(r, &rs, p, nr);
 	free(p);
 	rows_free(&rs);
 	return ret || !p ? -1 : 0;

@@ -1,0 +1,46 @@
+#!/bin/bash
+# completion-test.sh: profil(1)'s bash completion (tools/profil.bash-completion),
+# on the host: each case is a command line, the cursor on its last word,
+# and the words the completion must offer, exactly.  Exit 1 on any
+# difference.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck disable=SC1091
+. "$top/tools/profil.bash-completion"
+fail=0
+
+# expect 'WANTED' WORD...: the completion of WORD... as profil's line.
+expect() {
+	local want=$1 got
+	shift
+	COMP_WORDS=("$@")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	_profil
+	got="${COMPREPLY[*]}"
+	if [ "$got" = "$want" ]; then
+		echo "ok - $* -> $want"
+	else
+		echo "not ok - $*: '$got', not '$want'"
+		fail=1
+	fi
+}
+
+expect 'text csv gmon pprof' profil -f ''
+expect 'pprof' profil --format p
+expect 'symbol object process' profil -l --sort ''
+expect 'object' profil --sort o
+expect '--percent-limit' profil --perc
+expect '--children' profil -r 100 --chi
+expect '' profil --percent-limit ''
+# After the command, its words are its own: files here, where
+# bash-completion's _command_offset is not loaded.
+expect '' profil -- profil_no_such_command --so
+expect '' profil --sort object profil_no_such_command --so
+expect '/tmp' profil -- ls /tm
+expect '/tmp' profil -r 100 ls /tm
+dir=$(mktemp -d) && touch "$dir/out.pb.gz" || exit 1
+expect "$dir/out.pb.gz" profil -f pprof -o "$dir/out."
+rm -r "$dir"
+complete -p profil > /dev/null || { echo "not ok - no completion for profil"; fail=1; }
+exit $fail
