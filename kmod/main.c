@@ -99,6 +99,14 @@ static int profil_region_check(const struct profil_region *ur,
 	} else if (flags & PROFIL_REGION_OVERFLOW) {
 		if (ur->offset || ur->scale)
 			return -EINVAL;
+		/* A count and room for one PC at least, all __u64. */
+		if (flags & PROFIL_REGION_PCLOG) {
+			if ((flags & PROFIL_REGION_U32) || ur->bufsize < 16)
+				return -EINVAL;
+			flags |= PROFIL_KREGION_PCS;
+		}
+	} else if (flags & PROFIL_REGION_PCLOG) {
+		return -EINVAL;
 	} else if (!ur->scale || ur->scale > PROFIL_SCALE_ONE) {
 		return -EINVAL;
 	}
@@ -114,7 +122,7 @@ static int profil_region_check(const struct profil_region *ur,
 	r->scale = ur->scale;
 	r->flags = flags;
 	r->nbins = ur->bufsize >> shift;
-	if (flags & PROFIL_REGION_OVERFLOW)
+	if ((flags & PROFIL_REGION_OVERFLOW) && !(flags & PROFIL_REGION_PCLOG))
 		r->nbins = min_t(u64, r->nbins, 1);
 	return 0;
 }

@@ -144,7 +144,10 @@ struct profil_interval {
 	const struct profil_kregion *r;
 };
 
-/* struct profil_kregion.flags beyond PROFIL_REGION_*: a pcsample array. */
+/*
+ * struct profil_kregion.flags beyond PROFIL_REGION_*: __u64 slots, a
+ * pcsample array or a PROFIL_REGION_PCLOG log.
+ */
 #define PROFIL_KREGION_PCS	0x80000000U
 
 struct profil_session;

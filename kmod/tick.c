@@ -187,6 +187,22 @@ int profil_index_build(struct profil_arm *arm)
 	return 0;
 }
 
+/*
+ * PROFIL_REGION_PCLOG: count @n samples in @log[0] and store @pc for each
+ * that has a slot.  The count is the process's memory too: whatever it
+ * holds, only slots 1 to @nslots - 1 are written.  Return: @n.
+ */
+static notrace u32 profil_log_pc(u64 *log, u64 nslots, u64 pc, u32 n)
+{
+	u64 i = READ_ONCE(log[0]), end;
+
+	while (!try_cmpxchg64(&log[0], &i, i + n))
+		;
+	for (end = i + n; i != end && i < nslots - 1; i++)
+		WRITE_ONCE(log[1 + i], pc);
+	return n;
+}
+
 static notrace void profil_count(const struct profil_arm *arm, u64 pc, u32 n)
 {
 	struct profil_session *sess = arm->sess;
@@ -198,7 +214,9 @@ static notrace void profil_count(const struct profil_arm *arm, u64 pc, u32 n)
 		profil_count_add(sess, PROFIL_TC_OUT_OF_RANGE, n);
 		return;
 	}
-	if (r->flags & PROFIL_REGION_U32)
+	if (r->flags & PROFIL_REGION_PCLOG)
+		added = profil_log_pc(bin, r->nbins, pc, n);
+	else if (r->flags & PROFIL_REGION_U32)
 		added = profil_bin_add32(bin, n);
 	else
 		added = profil_bin_add16(bin, n);

@@ -86,6 +86,7 @@ struct fz_bins {
 	uint64_t offset;
 	uint32_t scale;
 	bool overflow;
+	bool pclog;		/* a count and PCs, not a bin */
 };
 
 /* What a setup that succeeds sets up. */
@@ -194,6 +195,7 @@ static inline fz_set fz_region(const struct profil_region *r, uint32_t mode,
 	fz_set e = 0;
 
 	b->overflow = r->flags & PROFIL_REGION_OVERFLOW;
+	b->pclog = false;
 	b->shift = r->flags & PROFIL_REGION_U32 ? 2 : 1;
 	if (r->flags & ~PROFIL_REGION_FLAGS)
 		e |= FZ_E(EINVAL);
@@ -204,6 +206,15 @@ static inline fz_set fz_region(const struct profil_region *r, uint32_t mode,
 	} else if (b->overflow) {
 		if (r->offset || r->scale)
 			e |= FZ_E(EINVAL);
+		/* PCLOG: __u64 slots, a count and a PC at least. */
+		if (r->flags & PROFIL_REGION_PCLOG) {
+			if ((r->flags & PROFIL_REGION_U32) || r->bufsize < 16)
+				e |= FZ_E(EINVAL);
+			b->pclog = true;
+			b->shift = 3;
+		}
+	} else if (r->flags & PROFIL_REGION_PCLOG) {
+		e |= FZ_E(EINVAL);
 	} else if (!r->scale || r->scale > PROFIL_SCALE_ONE) {
 		e |= FZ_E(EINVAL);
 	}
@@ -212,8 +223,8 @@ static inline fz_set fz_region(const struct profil_region *r, uint32_t mode,
 	e |= fz_buf(r->buf, r->bufsize);
 	b->addr = r->buf;
 	b->nbins = r->bufsize >> b->shift;
-	/* Only the overflow region's first bin counts. */
-	if (b->overflow && b->nbins > 1)
+	/* Only the overflow region's first bin counts (or its log's). */
+	if (b->overflow && !b->pclog && b->nbins > 1)
 		b->nbins = 1;
 	b->offset = r->offset;
 	b->scale = r->scale;

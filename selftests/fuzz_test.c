@@ -1031,7 +1031,7 @@ static void build(struct fcase *c)
 {
 	struct profil_region *r;
 	uint64_t img;
-	uint32_t i, order[3];
+	uint32_t i, k, order[3];
 
 	memset(ap(AR_SETUP, 0), 0, PG);
 	memset(ap(AR_REGS, 0), 0, 8 * PG);
@@ -1073,9 +1073,13 @@ static void build(struct fcase *c)
 		       128, SPIN_A - 64, PROFIL_SCALE_ONE, 0);
 		region(&r[order[1]], ap_u(AR_BUF1, 0x200 + 4 * (crnd(c) % 32)),
 		       4 * 64, SPIN16, 0x2000, PROFIL_REGION_U32);
-		region(&r[order[2]], ap_u(AR_BUF0, 0x800), crnd(c) % 2 ? 2 : 4,
-		       0, 0, PROFIL_REGION_OVERFLOW |
-		       (crnd(c) % 2 ? PROFIL_REGION_U32 : 0));
+		/* The overflow bin: 16 or 32 bits, or a log of 7 PCs. */
+		k = crnd(c) % 3;
+		region(&r[order[2]], ap_u(AR_BUF0, 0x800),
+		       k == 2 ? 64 : crnd(c) % 2 ? 2 : 4, 0, 0,
+		       PROFIL_REGION_OVERFLOW |
+		       (k == 1 ? PROFIL_REGION_U32 : 0) |
+		       (k == 2 ? PROFIL_REGION_PCLOG : 0));
 		break;
 	case T_AIX: {
 		/* AIX's form: ascending disjoint PC ranges, each onto bytes. */
@@ -2160,8 +2164,11 @@ static void prep_bins(const struct fz_want *w, const struct profil_output *o,
 		const struct fz_bins *b = &w->bins[i];
 		uint64_t n = b->nbins;
 
-		if (w->mode == PROFIL_MODE_PCSAMPLE || !prefill) {
+		if (w->mode == PROFIL_MODE_PCSAMPLE || !prefill || b->pclog) {
 			memset((void *)(uintptr_t)b->addr, 0, n << b->shift);
+			/* A log's count wraps past 64 bits, its slots do not. */
+			if (prefill && b->pclog)
+				*(uint64_t *)(uintptr_t)b->addr = ~0ULL - 1;
 			continue;
 		}
 		for (uint64_t j = 0; j < n; j++) {
@@ -2214,6 +2221,10 @@ static uint64_t bins_gain(const struct fz_want *w, uint64_t *at_spin)
 				sum += now != 0;
 				*at_spin += now == SPIN_A || now == SPIN_A + 3 ||
 					    now == SPIN_A + 5;
+			} else if (b->pclog) {
+				/* The count; its PCs: pclog_check(). */
+				sum += now - shadow_u64(a, b->shift);
+				break;
 			} else {
 				sum += now - shadow_u64(a, b->shift);
 			}
@@ -2358,6 +2369,40 @@ static uint64_t spin_long(uint32_t rate)
 	uint64_t ns = 40 * NSEC / rate;
 
 	return ns < 60000000 ? 60000000 : ns > 200000000 ? 200000000 : ns;
+}
+
+/*
+ * A PROFIL_REGION_PCLOG region: of its slots after the count, exactly those
+ * of the samples it counted since the snapshot changed, each to a PC (the
+ * kernel fills slot 1 + i for its i-th sample while there is one).
+ */
+static void pclog_check(struct fcase *c, const struct fz_want *w)
+{
+	for (uint32_t i = 0; i < w->nr; i++) {
+		const struct fz_bins *b = &w->bins[i];
+		uint64_t old, n;
+
+		if (!b->pclog)
+			continue;
+		old = shadow_u64(b->addr, 3);
+		n = mem_u64(b->addr, 3) - old;
+		for (uint64_t s = 1; s < b->nbins; s++) {
+			uint64_t a = b->addr + 8 * s, v = mem_u64(a, 3);
+
+			if (s - 1 - old < n)
+				CHECK(c, v, "PC log slot %llu empty after %llu samples from %llu",
+				      (unsigned long long)s,
+				      (unsigned long long)n,
+				      (unsigned long long)old);
+			else
+				CHECK(c, v == shadow_u64(a, 3),
+				      "PC log slot %llu changed to %#llx: %llu samples from %llu",
+				      (unsigned long long)s,
+				      (unsigned long long)v,
+				      (unsigned long long)n,
+				      (unsigned long long)old);
+		}
+	}
 }
 
 /* The spin's samples: where the reference says they go. */
@@ -2627,11 +2672,14 @@ off:
 		gain += bins_gain(w, &at_spin);
 	if (c->pre && !c->pre_off)
 		gain += bins_gain(&G.pre_want, &dummy);
-	if (!aliased(ok ? w : NULL, c->pre ? &G.pre_want : NULL))
+	if (!aliased(ok ? w : NULL, c->pre ? &G.pre_want : NULL)) {
 		CHECK(c, gain == s3.samples - s0.samples,
 		      "the bins gained %llu, STATS counted %llu samples",
 		      (unsigned long long)gain,
 		      (unsigned long long)(s3.samples - s0.samples));
+		if (!res && ok)
+			pclog_check(c, w);
+	}
 	landing_check(c, run, &s1, &s2, spin_ns, at_spin, paused);
 	if (ok)
 		bins_sync(w);

@@ -339,6 +339,66 @@ TEST_F_TIMEOUT(bins, overflow_region_takes_pcs_in_no_region, 120)
 }
 
 /*
+ * PROFIL_REGION_PCLOG: the overflow region counts the PCs in no region in
+ * its first __u64 and stores each, in order, in the slots after it; the
+ * slots past the samples and the bytes past the region stay as they were.
+ */
+TEST_F_TIMEOUT(bins, pc_log_keeps_the_pcs_in_no_region, 120)
+{
+	uint16_t *reg = self->buf;
+	uint64_t *log = (uint64_t *)(self->buf + 1024);
+	struct profil_region r[2] = {
+		{ .buf = (uintptr_t)log, .bufsize = 64 * 8,
+		  .flags = PROFIL_REGION_OVERFLOW | PROFIL_REGION_PCLOG },
+		{ .buf = (uintptr_t)reg, .bufsize = 16, .offset = pc_a() + 64,
+		  .scale = 0x10000 },
+	};
+	uint64_t ns, i, in_spin = 0, n;
+
+	log[64] = 0x5a5a5a5a5a5a5a5aULL;
+	ASSERT_EQ(0, arm_regions(r, 2, RATE));
+	ns = spin_cpu(spin_a, SPIN / 4);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	EXPECT_EQ(0, sum16(reg, 8));
+	EXPECT_GE(log[0], 0.9 * expected(ns, RATE));
+	n = log[0] < 63 ? log[0] : 63;
+	for (i = 1; i <= n; i++) {
+		EXPECT_NE(0, log[i]) TH_LOG("slot %llu", (unsigned long long)i);
+		in_spin += log[i] - (uintptr_t)spin_a < 8;
+	}
+	/* Whatever ran outside the loop: clock_gettime(), the tick's wait. */
+	EXPECT_GE(in_spin, n * 8 / 10) TH_LOG("%llu of %llu PCs in spin_a",
+					      (unsigned long long)in_spin,
+					      (unsigned long long)n);
+	for (; i < 64; i++)
+		EXPECT_EQ(0, log[i]);
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aULL, log[64]);
+}
+
+/* A full log counts on, its PCs as they were, nothing written past it. */
+TEST_F_TIMEOUT(bins, a_full_pc_log_counts_on, 120)
+{
+	uint64_t *log = (uint64_t *)self->buf;
+	struct profil_region r = {
+		.buf = (uintptr_t)log, .bufsize = 2 * 8,
+		.flags = PROFIL_REGION_OVERFLOW | PROFIL_REGION_PCLOG,
+	};
+	struct profil_stats st0 = get_stats(), st;
+	uint64_t ns;
+
+	log[2] = 0x5a5a5a5a5a5a5a5aULL;
+	ASSERT_EQ(0, arm_regions(&r, 1, RATE));
+	ns = spin_cpu(spin_a, SPIN);
+	ASSERT_EQ(0, profil(NULL, 0, 0, 0));
+	st = get_stats();
+	EXPECT_GE(log[0], 0.9 * expected(ns, RATE));
+	EXPECT_EQ(st.samples - st0.samples, log[0]);
+	EXPECT_EQ(0, st.saturated - st0.saturated);
+	EXPECT_NE(0, log[1]);
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aULL, log[2]);
+}
+
+/*
  * User threads add and take away 1 on the very bin the kernel is adding
  * samples to: an update of the kernel's that is not atomic loses one of
  * theirs or keeps a transient value, and the bin ends != samples.
@@ -1251,6 +1311,32 @@ static void m_r_overflow_offset(struct abi_args *a)
 	a->r->flags = PROFIL_REGION_OVERFLOW;
 	a->r->scale = 0;
 }
+/* PROFIL_REGION_PCLOG: on the overflow region only, __u64 slots, two. */
+static void m_r_pclog(struct abi_args *a)
+{
+	a->r->flags = PROFIL_REGION_OVERFLOW | PROFIL_REGION_PCLOG;
+	a->r->offset = 0;
+	a->r->scale = 0;
+}
+static void m_r_pclog_alone(struct abi_args *a)
+{
+	a->r->flags = PROFIL_REGION_PCLOG;
+}
+static void m_r_pclog_u32(struct abi_args *a)
+{
+	m_r_pclog(a);
+	a->r->flags |= PROFIL_REGION_U32;
+}
+static void m_r_pclog_one_slot(struct abi_args *a)
+{
+	m_r_pclog(a);
+	a->r->bufsize = 15;
+}
+static void m_r_pclog_misaligned(struct abi_args *a)
+{
+	m_r_pclog(a);
+	a->r->buf += 4;
+}
 
 FIXTURE_VARIANT_ADD(abi, setup_size_0_is_einval) { m_size_0, EINVAL };
 FIXTURE_VARIANT_ADD(abi, setup_size_31_is_einval) { m_size_31, EINVAL };
@@ -1273,6 +1359,10 @@ FIXTURE_VARIANT_ADD(abi, regions_null_is_efault) { m_regions_null, EFAULT };
 FIXTURE_VARIANT_ADD(abi, regions_kernel_pointer_is_efault) { m_regions_kernel, EFAULT };
 FIXTURE_VARIANT_ADD(abi, regions_past_mapping_is_efault) { m_regions_past_end, EFAULT };
 FIXTURE_VARIANT_ADD(abi, region_unknown_flag_is_einval) { m_r_flags, EINVAL };
+FIXTURE_VARIANT_ADD(abi, region_pclog_not_overflow_is_einval) { m_r_pclog_alone, EINVAL };
+FIXTURE_VARIANT_ADD(abi, region_pclog_u32_is_einval) { m_r_pclog_u32, EINVAL };
+FIXTURE_VARIANT_ADD(abi, region_pclog_one_slot_is_einval) { m_r_pclog_one_slot, EINVAL };
+FIXTURE_VARIANT_ADD(abi, region_pclog_misaligned_is_einval) { m_r_pclog_misaligned, EINVAL };
 FIXTURE_VARIANT_ADD(abi, region_scale_0_is_einval) { m_r_scale_0, EINVAL };
 FIXTURE_VARIANT_ADD(abi, region_scale_0x10001_is_einval) { m_r_scale_big, EINVAL };
 FIXTURE_VARIANT_ADD(abi, region_odd_buffer_is_einval) { m_r_odd, EINVAL };

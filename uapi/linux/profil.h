@@ -28,7 +28,9 @@
 /* struct profil_region.flags */
 #define PROFIL_REGION_U32	0x1U /* 32-bit bins (default 16-bit) */
 #define PROFIL_REGION_OVERFLOW	0x2U /* one bin for PCs in no region */
-#define PROFIL_REGION_FLAGS	(PROFIL_REGION_U32 | PROFIL_REGION_OVERFLOW)
+#define PROFIL_REGION_PCLOG	0x4U /* with OVERFLOW: and their PCs (below) */
+#define PROFIL_REGION_FLAGS	(PROFIL_REGION_U32 | PROFIL_REGION_OVERFLOW | \
+				 PROFIL_REGION_PCLOG)
 
 /*
  * One histogram region.  A PC counts in bin
@@ -36,6 +38,14 @@
  * computed without overflow, if that bin lies inside the buffer.  Bins are
  * 16-bit (saturating at 0xffff) or 32-bit (saturating at 0xffffffff) and
  * must be naturally aligned.
+ *
+ * The overflow region (PROFIL_REGION_OVERFLOW, offset and scale 0) counts
+ * the PCs no other region holds, in its first bin.  With
+ * PROFIL_REGION_PCLOG (and not PROFIL_REGION_U32) it is instead an array
+ * of __u64, 8-byte aligned, of at least 2: [0] counts its samples (never
+ * saturates), and [1 + i] gets the PC of its i-th sample while there is
+ * room; later samples are counted only.  So the code no object holds (a
+ * JIT's) can be named afterwards.
  */
 struct profil_region {
 	__aligned_u64 buf;	/* user address of the bins */
