@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -1081,6 +1082,124 @@ TEST(pprof_samples_carry_each_process_s_pid)
 	free(f[2]);
 	unlink(pb);
 	rmdir(dir);
+}
+
+/*
+ * A profile file of process @pid whose one region is a PC log
+ * (PROFILE_REGION_PCLOG) of @slots: @count samples, @n PCs kept.
+ */
+static struct profile_file_hdr *make_pclog(pid_t pid, uint32_t slots,
+					   uint64_t count, const uint64_t *pcs,
+					   uint32_t n)
+{
+	struct profile_file_region *fr;
+	struct profile_file_hdr *h;
+	size_t off = (sizeof(*h) + sizeof(*fr) + 1 + 7) & ~7UL;
+	uint64_t *log;
+
+	h = calloc(1, off + slots * sizeof(uint64_t));
+	if (!h)
+		return NULL;
+	fr = (void *)(h + 1);
+	memcpy(h->magic, PROFILE_FILE_MAGIC, sizeof(h->magic));
+	h->hdr_size = sizeof(*h);
+	h->region_size = sizeof(*fr);
+	h->nr_regions = 1;
+	h->rate = 1000;
+	h->pid = pid;
+	h->names_off = sizeof(*h) + sizeof(*fr);
+	h->names_size = 1;				/* "" */
+	h->size = off + slots * sizeof(uint64_t);
+	fr->kind = PROFILE_REGION_PCLOG;
+	fr->bins_off = off;
+	fr->nr_bins = slots;
+	log = (uint64_t *)((char *)h + off);
+	log[0] = count;
+	memcpy(log + 1, pcs, n * sizeof(*pcs));
+	return h;
+}
+
+#define JIT_A	0x7f0000001000ULL
+#define JIT_B	0x7f0000002000ULL
+
+/*
+ * A PC log's PCs named from the process's /tmp/perf-PID.map, as perf
+ * reads it: hexadecimal with or without 0x, a name with spaces, a later
+ * line for the same code winning, a line that does not parse left out; a
+ * PC the map does not name is "[in no known code]".  10 samples, 5 PCs
+ * kept: each stands for 2.
+ */
+TEST(jit_pcs_are_named_from_the_process_s_perf_map)
+{
+	static const uint64_t pcs[] = { JIT_A + 0x10, JIT_A + 0x20,
+					JIT_B + 0x40, JIT_B + 0x7f,
+					0x7f0000009000ULL };
+	struct report r = { .format = FORMAT_TEXT, .percent_limit_set = 1 };
+	struct profile_file_hdr *f = make_pclog(getpid(), 6, 10, pcs, 5);
+	struct text_row rows[16], hidden;
+	const struct text_row *w;
+	char map[64], *text;
+	FILE *m;
+	int n;
+
+	ASSERT_NE(NULL, f);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", getpid());
+	m = fopen(map, "we");
+	ASSERT_NE(NULL, m);
+	fprintf(m, "%llx 100 jit_old\n", JIT_A);
+	fprintf(m, "not a line\n");
+	fprintf(m, "0x%llx 0x80 LazyCompile:*foo app.js:1\n", JIT_B);
+	fprintf(m, "%llx 100 jit_hot\n", JIT_A);
+	fprintf(m, "%llx 0 empty\n", JIT_A);
+	ASSERT_EQ(0, fclose(m));
+	text = run_report(&r, &f, 1);
+	unlink(map);
+	n = text_rows(text, rows, 16, &hidden);
+	ASSERT_EQ(3, n) TH_LOG("%s", text);
+	w = row_named(rows, n, "jit_hot");
+	ASSERT_NE(NULL, w) TH_LOG("%s", text);
+	EXPECT_EQ(4, w->samples);
+	EXPECT_NE(NULL, strstr(w->name, "[jit]")) TH_LOG("%s", w->name);
+	w = row_named(rows, n, "LazyCompile:*foo");
+	ASSERT_NE(NULL, w) TH_LOG("%s", text);
+	EXPECT_EQ(4, w->samples);
+	EXPECT_NE(NULL, strstr(w->name, "app.js:1")) TH_LOG("%s", w->name);
+	w = row_named(rows, n, "[in");
+	ASSERT_NE(NULL, w) TH_LOG("%s", text);
+	EXPECT_EQ(2, w->samples);
+	EXPECT_EQ(NULL, strstr(text, "jit_old")) TH_LOG("%s", text);
+	free(text);
+	free(f);
+}
+
+/*
+ * No map, or a FIFO at its name (never opened for long: a reader would
+ * wait for ever): every PC is "[in no known code]", with every sample.
+ */
+TEST(jit_pcs_without_a_readable_map_are_in_no_known_code)
+{
+	static const uint64_t pcs[] = { JIT_A, JIT_B };
+	struct report r = { .format = FORMAT_TEXT, .percent_limit_set = 1 };
+	struct profile_file_hdr *f = make_pclog(getpid(), 3, 7, pcs, 2);
+	struct text_row rows[16], hidden;
+	char map[64], *text;
+	int n, fifo;
+
+	ASSERT_NE(NULL, f);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", getpid());
+	for (fifo = 0; fifo < 2; fifo++) {
+		unlink(map);
+		if (fifo)
+			ASSERT_EQ(0, mkfifo(map, 0600));
+		text = run_report(&r, &f, 1);
+		n = text_rows(text, rows, 16, &hidden);
+		ASSERT_EQ(1, n) TH_LOG("%s", text);
+		EXPECT_EQ(7, rows[0].samples);
+		EXPECT_NE(NULL, strstr(rows[0].name, "[in no known code]"));
+		free(text);
+	}
+	unlink(map);
+	free(f);
 }
 
 TEST_HARNESS_MAIN

@@ -99,7 +99,15 @@ struct agent_layout {
 						/* [1 + i] segment i's */
 	size_t spare_off, spare, spare_used;
 	size_t head_size, ctl_off, size;
+	int pclog;		/* the nowhere bin is a PC log */
 };
+
+/*
+ * The PCs in no object, a JIT's code, are kept for the report to name from
+ * the JIT's /tmp/perf-PID.map: a count and this many PCs, 8 KiB in all
+ * (PROFIL_REGION_PCLOG; a module without it gets the one bin).
+ */
+#define AGENT_PCLOG_SLOTS	1024
 
 static struct {
 	/*
@@ -137,6 +145,7 @@ static struct {
 	struct agent_layout layout;	/* of image */
 	unsigned int arms;
 	int ending;			/* the program is exiting */
+	int no_pclog;			/* the module refused PROFIL_REGION_PCLOG */
 	int whole;			/* armed over every object once */
 	uint64_t armed_seen;		/* profil_stats.armed after our arm */
 	const char *interp;		/* the dynamic linker's name */
@@ -406,8 +415,11 @@ static void agent_plan(struct agent_layout *l)
 		(l->slots - agent.nr_segs - 1) * AGENT_NAME_ROOM;
 	/* The bins and the control word on pages of their own (agent_image()). */
 	off = align_page(l->names_off + l->names_cap);
-	l->bins_off[0] = off;		/* the nowhere bin */
-	off = agent_place_bins(l, 0, off + sizeof(uint32_t));
+	l->bins_off[0] = off;		/* the nowhere bin, or its PC log */
+	l->pclog = !agent.no_pclog;
+	off += l->pclog ? AGENT_PCLOG_SLOTS * sizeof(uint64_t) :
+			  sizeof(uint32_t);
+	off = agent_place_bins(l, 0, off);
 	l->spare_off = off;
 	l->spare_used = 0;
 	l->head_size = off + l->spare;
@@ -466,6 +478,12 @@ static void agent_nowhere(struct profile_file_region *fr,
 	r->buf = (uintptr_t)(image + fr->bins_off);
 	r->bufsize = sizeof(uint32_t);
 	r->flags = PROFIL_REGION_U32 | PROFIL_REGION_OVERFLOW;
+	if (l->pclog) {
+		fr->nr_bins = AGENT_PCLOG_SLOTS;
+		fr->kind = PROFILE_REGION_PCLOG;
+		r->bufsize = AGENT_PCLOG_SLOTS * sizeof(uint64_t);
+		r->flags = PROFIL_REGION_OVERFLOW | PROFIL_REGION_PCLOG;
+	}
 }
 
 /*
@@ -654,8 +672,11 @@ static int agent_arm(size_t spare, unsigned int slots, unsigned int kept)
 		if (!ret)
 			break;
 		munmap(image, l.size);
-		if (ret != -ENOMEM || !agent_coarsen(&l))
+		if (ret == -EINVAL && l.pclog) {
+			agent.no_pclog = 1;	/* an older module */
+		} else if (ret != -ENOMEM || !agent_coarsen(&l)) {
 			goto out;
+		}
 		agent_plan(&l);
 	}
 out:

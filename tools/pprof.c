@@ -428,7 +428,8 @@ static int pprof_visit(void *arg, const struct report_sample *s)
 	pp->cum_counted += count;
 	if (!count)
 		return 0;
-	if (s->region->kind != PROFILE_REGION_NOWHERE) {
+	if (s->region->kind != PROFILE_REGION_NOWHERE &&
+	    s->region->kind != PROFILE_REGION_PCLOG) {
 		map = mapping_of(pp, s);
 		if (!map)
 			return -1;

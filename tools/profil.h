@@ -45,6 +45,8 @@ struct report {
 	const char *exe;		/* the program as resolved, or NULL */
 	uint64_t main_cpu_ns;		/* of the main process, from wait4() */
 	unsigned int rate;
+	const char *perfmap_dir;	/* the JITs' perf-PID.map, or NULL: */
+					/* /tmp */
 	FILE *out;
 	/* What the directory holds: */
 	struct pfile *files;
@@ -73,6 +75,22 @@ struct report_sample {
 };
 
 typedef int report_visit_fn(void *arg, const struct report_sample *s);
+
+/* perfmap.c: a JIT's /tmp/perf-PID.map */
+struct perfmap_sym {
+	uint64_t start, end;
+	size_t seq;			/* its line in the file */
+	char *name;
+};
+
+struct perfmap {
+	struct perfmap_sym *v;		/* by start, then line */
+	size_t n, cap;
+};
+
+int perfmap_load(struct perfmap *m, const char *dir, pid_t pid);
+const struct perfmap_sym *perfmap_find(const struct perfmap *m, uint64_t pc);
+void perfmap_free(struct perfmap *m);
 
 int report_load(struct report *r, const char *dir);
 int report_walk(const struct report *r, report_visit_fn *fn, void *arg);

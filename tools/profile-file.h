@@ -28,7 +28,7 @@
 
 #include <stdint.h>
 
-#define PROFILE_FILE_MAGIC	"PROFIL3"	/* 8 bytes with the NUL */
+#define PROFILE_FILE_MAGIC	"PROFIL4"	/* 8 bytes with the NUL */
 
 /* profile_file_hdr.flags */
 #define PROFILE_FILE_ENDED	0x1U	/* exit(3) ran: the counters are valid */
@@ -60,6 +60,10 @@ struct profile_file_hdr {
 #define PROFILE_REGION_LIB	1	/* a shared object's text */
 #define PROFILE_REGION_VDSO	2	/* the kernel's vDSO */
 #define PROFILE_REGION_NOWHERE	3	/* one bin: PCs in no region */
+#define PROFILE_REGION_PCLOG	4	/* the same, kept: uint64_t [nr_bins], */
+					/* a count, then a PC for each sample */
+					/* while there is room (a PC of 0: */
+					/* unknown) */
 
 struct profile_file_region {
 	uint64_t start;		/* the first PC the bins cover */

@@ -68,9 +68,26 @@ static const uint32_t *file_bins(const struct profile_file_hdr *h,
 	return (const void *)((const char *)h + fr->bins_off);
 }
 
+/* A PC log: its count, and the PCs kept of them (*@n). */
+static const uint64_t *file_log(const struct profile_file_hdr *h,
+				const struct profile_file_region *fr,
+				uint64_t *count, uint64_t *n)
+{
+	const uint64_t *log = (const void *)((const char *)h + fr->bins_off);
+
+	*count = log[0];
+	*n = *count < fr->nr_bins - 1 ? *count : fr->nr_bins - 1;
+	return log + 1;
+}
+
 static int region_valid(const struct profile_file_hdr *h,
 			const struct profile_file_region *fr, size_t size)
 {
+	if (fr->kind == PROFILE_REGION_PCLOG)
+		return fr->bins_off % sizeof(uint64_t) == 0 &&
+		       fr->nr_bins >= 2 && fr->bins_off <= size &&
+		       (size - fr->bins_off) / sizeof(uint64_t) >= fr->nr_bins &&
+		       fr->name_off < h->names_size;
 	return fr->bins_off % sizeof(uint32_t) == 0 && fr->shift < 32 &&
 	       fr->bins_off <= size &&
 	       (size - fr->bins_off) / sizeof(uint32_t) >= fr->nr_bins &&
@@ -384,6 +401,7 @@ static size_t bin_pieces(Dwfl *d, uint64_t a, uint64_t end,
 struct walk {
 	const struct pfile *f;
 	int src;			/* source lines */
+	const char *maps;		/* where the JITs' perf-PID.map are */
 	report_visit_fn *fn;
 	void *arg;
 };
@@ -421,6 +439,39 @@ static int coarse_bin_walk(const struct walk *w, struct report_sample *s,
 	return ret;
 }
 
+/*
+ * The PCs in no object: named from the JIT's map of its code when the
+ * process wrote one, else "[in no known code]".  Each PC kept stands for
+ * an equal share of the samples counted (all of them but when the log
+ * filled).
+ */
+static int pclog_walk(const struct walk *w, const struct profile_file_region *fr)
+{
+	struct report_sample s = { .pf = w->f, .region = fr };
+	const struct perfmap_sym *sym;
+	uint64_t count, n, i;
+	const uint64_t *pcs = file_log(w->f->h, fr, &count, &n);
+	struct perfmap m;
+	int ret = 0;
+
+	if (!count)
+		return 0;
+	if (perfmap_load(&m, w->maps, w->f->h->pid))
+		return -1;
+	s.samples = n ? (double)count / n : count;
+	s.split = count != n;
+	for (i = 0; i < (n ? n : 1) && !ret; i++) {
+		s.pc = n ? pcs[i] : 0;
+		sym = s.pc ? perfmap_find(&m, s.pc) : NULL;
+		s.object = sym ? "[jit]" : "[unknown]";
+		s.function = s.symbol = sym ? sym->name : "[in no known code]";
+		s.start = sym ? sym->start : 0;
+		ret = w->fn(w->arg, &s);
+	}
+	perfmap_free(&m);
+	return ret;
+}
+
 static int region_walk(const struct walk *w, Dwfl *d,
 		       const struct profile_file_region *fr)
 {
@@ -430,6 +481,8 @@ static int region_walk(const struct walk *w, Dwfl *d,
 	uint32_t i;
 	int ret = 0;
 
+	if (fr->kind == PROFILE_REGION_PCLOG)
+		return pclog_walk(w, fr);
 	for (i = 0; i < fr->nr_bins && !ret; i++) {
 		if (!bins[i])
 			continue;
@@ -464,7 +517,8 @@ static int region_walk(const struct walk *w, Dwfl *d,
 int report_walk(const struct report *r, report_visit_fn *fn, void *arg)
 {
 	const struct profile_file_region *fr;
-	struct walk w = { .src = r->lines, .fn = fn, .arg = arg };
+	struct walk w = { .src = r->lines, .fn = fn, .arg = arg,
+			  .maps = r->perfmap_dir ? r->perfmap_dir : "/tmp" };
 	size_t i;
 	uint32_t j;
 	int ret = 0;
@@ -639,7 +693,14 @@ static void proc_add(struct proc *p, const struct profile_file_hdr *h)
 		p->cpu_start_ns = h->cpu_start_ns;
 	for (i = 0; i < h->nr_regions; i++) {
 		const uint32_t *bins = file_bins(h, &fr[i]);
+		uint64_t count, n;
 
+		if (fr[i].kind == PROFILE_REGION_PCLOG) {
+			file_log(h, &fr[i], &count, &n);
+			p->total += count;
+			p->nowhere += count;
+			continue;
+		}
 		if (fr[i].kind == PROFILE_REGION_EXE)
 			p->exe = file_name(h, &fr[i]);
 		if (fr[i].kind != PROFILE_REGION_NOWHERE) {
