@@ -795,6 +795,33 @@ TEST_F(cmd, code_in_no_object_has_a_line_of_its_own)
 	EXPECT_LT(0, samples_of(&self->p, "all", "fifty"));
 }
 
+/*
+ * The same code named in /tmp/perf-PID.map, as a JIT (Node's
+ * --perf-basic-prof) names its code: its row has that name, under [jit].
+ */
+TEST_F(cmd, jit_code_is_named_from_its_perf_map)
+{
+	const struct prow *top;
+	char map[64];
+	int i;
+
+	ASSERT_EQ(0, RUN(NULL, "cmd_subject", "jitmap", NULL))
+		TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	for (i = 0; i < self->p.n; i++)
+		if (strcmp(self->p.rows[i].proc, "all")) {
+			snprintf(map, sizeof(map), "/tmp/perf-%s.map",
+				 self->p.rows[i].proc);
+			unlink(map);
+		}
+	top = top_row(&self->p, "all");
+	ASSERT_NE(NULL, top);
+	EXPECT_STREQ("LazyCompile:*spin jit.js:1", top->function);
+	EXPECT_STREQ("[jit]", top->object);
+	EXPECT_LT(70.0, top->pct);
+	EXPECT_LT(0, samples_of(&self->p, "all", "fifty"));
+}
+
 TEST_F(cmd, stdio_and_exit_status_passed_through)
 {
 	char b[4096];
