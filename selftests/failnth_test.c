@@ -247,10 +247,24 @@ static int random_failures(int percent)
 		snprintf(path, sizeof(path), "%s%s", knobs[i], name);	\
 		ret |= write_str(path, val);				\
 	} while (0)
-		KNOB("task-filter", percent ? "Y" : "N");
-		KNOB("interval", "1");
-		KNOB("times", percent ? "-1" : "0");
-		KNOB("probability", prob);
+		/*
+		 * The filter goes last when turning off: with it off first,
+		 * every task, this one writing the other knobs included,
+		 * would fail at random until they are written, and a write
+		 * that failed would leave the whole guest failing (init
+		 * could not make a pipe, and died).
+		 */
+		if (percent) {
+			KNOB("task-filter", "Y");
+			KNOB("interval", "1");
+			KNOB("times", "-1");
+			KNOB("probability", prob);
+		} else {
+			KNOB("probability", prob);
+			KNOB("times", "0");
+			KNOB("interval", "1");
+			KNOB("task-filter", "N");
+		}
 #undef KNOB
 	}
 	return ret;
