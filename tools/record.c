@@ -73,7 +73,7 @@ int record_name(const char *name)
 /* The entries of @fd, a directory: how many, and whether all a record's. */
 static int record_scan(int fd, size_t *n, int *marked)
 {
-	DIR *d = fdopendir(dup(fd));
+	DIR *d = fdopendir(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	struct dirent *e;
 	int ok = 1;
 
@@ -95,7 +95,7 @@ static int record_scan(int fd, size_t *n, int *marked)
 /* The files of a previous record in @fd: gone. */
 static int record_empty(int fd)
 {
-	DIR *d = fdopendir(dup(fd));
+	DIR *d = fdopendir(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	struct dirent *e;
 	int sub, ret = 0;
 
