@@ -902,8 +902,9 @@ static int profile_main(int argc, char **argv)
  * with profil.record (record.c), which is written before the command runs
  * and again, with its pid, once it has ended.  What the report would say
  * of the files (an agent that did not arm, an object no longer the file
- * that ran) is said now, and the files are counted: the exit status is
- * the command's, or 1 when it exited 0 and nothing was recorded.
+ * that ran) is said now, and the files are counted, in a line on standard
+ * error: the exit status is the command's, or 1 when it exited 0 and
+ * nothing was recorded.
  */
 static int record_main(int argc, char **argv)
 {
@@ -943,6 +944,10 @@ static int record_main(int argc, char **argv)
 			o.argv[0]);
 		if (!status)
 			status = 1;
+	} else {
+		fprintf(stderr, "profil: %zu profile file%s in %s (profil report %s)\n",
+			r.nr_files, r.nr_files == 1 ? "" : "s", o.output,
+			o.output);
 	}
 	report_free(&r);
 	if (killed_by)
