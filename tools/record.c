@@ -326,30 +326,37 @@ static int record_parse(struct report *r, char *text, size_t size)
  */
 int record_read(struct report *r, const char *dir)
 {
-	char path[PATH_MAX], *text;
+	char path[PATH_MAX], *text = NULL;
 	struct stat st;
-	ssize_t n = -1;
-	int fd;
+	ssize_t n = 0, k = 0;
+	int fd = -1;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, RECORD_FILE);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* Not even opened unless regular: opening a device may do things. */
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode))
+		errno = EINVAL;
+	else
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			fprintf(stderr, "profil: %s: not a directory profil record made (no %s)\n",
 				dir, RECORD_FILE);
+		else if (errno == EINVAL || errno == ELOOP)
+			fprintf(stderr, "profil: %s: not a regular file\n", path);
 		else
 			fprintf(stderr, "profil: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	text = !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size < RECORD_MAX ?
-	       malloc(st.st_size + 1) : NULL;
-	if (text)
-		n = read(fd, text, st.st_size + 1);
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size < RECORD_MAX)
+		text = malloc(st.st_size + 1);
+	while (text && n <= st.st_size &&
+	       (k = read(fd, text + n, st.st_size + 1 - n)) > 0)
+		n += k;
 	close(fd);
-	if (n >= 0 && n <= st.st_size)
-		text[n] = '\0';
+	if (!text || k < 0 || n > st.st_size)
+		n = -1;		/* unread, or grown since: not as it was */
 	else
-		n = -1;
+		text[n] = '\0';
 	if (n < 0 || record_parse(r, text, n)) {
 		fprintf(stderr, "profil: %s: not a record of this profil (malformed, or more than %d bytes)\n",
 			path, RECORD_MAX);

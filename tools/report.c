@@ -127,12 +127,18 @@ static int file_valid(const struct profile_file_hdr *h, size_t size)
  */
 static void *read_file(int dir, const char *name, size_t *size, uint64_t max)
 {
-	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	char *buf = NULL;
 	size_t n = 0, want = 0;
 	ssize_t k;
+	int fd;
 
+	/* Not even opened unless regular: opening a device may do things. */
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
@@ -243,12 +249,16 @@ static const Dwfl_Callbacks sym_callbacks = {
  */
 static int object_is(const char *path, const struct object *o)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), same = -1;
 	const void *id = NULL;
 	struct stat st;
+	int fd, same;
 	ssize_t n;
 	Elf *e;
 
+	/* Not even opened unless regular: opening a device may do things. */
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return -1;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
