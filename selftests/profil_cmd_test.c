@@ -356,7 +356,7 @@ static void remove_record(const char *dir)
  * record replaced.  A command killed by a signal: its record finished,
  * profil record killed by the signal after it.
  */
-TEST_F(cmd, record_then_report_gives_the_split_of_one_go)
+TEST_F_TIMEOUT(cmd, record_then_report_gives_the_split_of_one_go, 120)
 {
 	char dir[64], subj[4096], path[128];
 	const char *rec[] = { self->profil, "record", "-r", "1000", "-o", dir,
