@@ -449,10 +449,11 @@ int report_load(struct report *r, const char *dir)
 	if (!d)
 		return -1;
 	while (!ret && (e = readdir(d))) {
-		if (sscanf(e->d_name, "e%d.tx%1s", &pid, end) == 2)
+		/* pid 0 is the rows' "every process" (struct row) */
+		if (sscanf(e->d_name, "e%d.tx%1s", &pid, end) == 2 && pid > 0)
 			report_why(r, dirfd(d), e->d_name, pid);
 		else if (sscanf(e->d_name, "%c%d.", &kind, &pid) == 2 &&
-			 (kind == 'p' || kind == 'c') &&
+			 (kind == 'p' || kind == 'c') && pid > 0 &&
 			 strstr(e->d_name, ".prof"))
 			ret = report_add(r, dirfd(d), e->d_name, pid, kind == 'c');
 	}
