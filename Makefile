@@ -233,7 +233,7 @@ $(BUILD)/tools/profil-agent32.so: tools/agent32.c | $(BUILD)/tools
 
 # -f pprof: pprof's profile.proto (tools/profile.proto) through protoc-c.
 PROTO_GEN	:= $(BUILD)/tools/profile.pb-c.c $(BUILD)/tools/profile.pb-c.h
-REPORT_SRCS	:= tools/report.c tools/pprof.c tools/perfmap.c \
+REPORT_SRCS	:= tools/report.c tools/pprof.c tools/perfmap.c tools/record.c \
 		   $(BUILD)/tools/profile.pb-c.c
 REPORT_DEPS	:= $(REPORT_SRCS) $(PROTO_GEN) tools/profil.h tools/profile-file.h \
 		   lib/gmon-bsd.h

@@ -78,9 +78,9 @@ for t in ${GUEST_TESTS-} ${GUEST_NOMOD_TESTS-}; do
 done
 [ -n "$runs" ] || { echo "not ok - no test programs named (run through make check)"; fail=$((fail + 1)); }
 
-gate "report: profil -f gmon merges arms of every bin size and scales past 16 bits; --sort, --percent-limit; libc's local functions from libc6-dbg; -f pprof as go tool pprof reads and merges it (selftests/report_test, on the host)" \
+gate "report: profil -f gmon merges arms of every bin size and scales past 16 bits; --sort, --percent-limit; libc's local functions from libc6-dbg; -f pprof as go tool pprof reads and merges it; profil report of a record as in one go, objects found by build-ID, mismatched and missing ones said, malformed records refused (selftests/report_test, on the host)" \
 	"$b/report_test.log" "$b/selftests/report_test"
-gate "profil(1)'s bash completion: options, their values, the command's own words (scripts/completion-test.sh, on the host)" \
+gate "profil(1)'s bash completion: subcommands, options, their values, the command's own words, report's directory (scripts/completion-test.sh, on the host)" \
 	"$b/completion.log" "$top/scripts/completion-test.sh"
 gate "harness: check-harness (the count on canned guest logs)" \
 	"$b/check-harness.log" "$top/scripts/check-harness.sh"

@@ -42,5 +42,25 @@ expect '/tmp' profil -r 100 ls /tm
 dir=$(mktemp -d) && touch "$dir/out.pb.gz" || exit 1
 expect "$dir/out.pb.gz" profil -f pprof -o "$dir/out."
 rm -r "$dir"
+# The subcommands, and each one's own options and words.
+expect 'record' profil recor
+expect 'report' profil repor
+expect '--children' profil record --chi
+expect '' profil record --form
+expect '--debuginfo-path' profil report --debug
+expect '' profil report --chi
+expect 'text csv gmon pprof' profil report -f ''
+expect 'symbol object process' profil report -l --sort ''
+expect '/tmp' profil -- ls /tm
+expect '/tmp' profil record -o /tm
+expect '/tmp' profil record -r 100 -- ls /tm
+expect '/tmp' profil record --children ls /tm
+dir=$(mktemp -d) && mkdir "$dir/rec.data" && touch "$dir/rec.txt" || exit 1
+expect "$dir/rec.data" profil report "$dir/rec."
+expect "$dir/rec.data" profil report -f csv -o out.csv "$dir/rec."
+expect "$dir/rec.data" profil record -o "$dir/rec."
+expect "$dir/rec.data" profil --debuginfo-path "$dir/rec."
+expect '' profil report "$dir/rec.data" ''
+rm -r "$dir"
 complete -p profil > /dev/null || { echo "not ok - no completion for profil"; fail=1; }
 exit $fail

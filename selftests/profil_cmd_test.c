@@ -330,6 +330,122 @@ TEST_F(cmd, split_50_30_20_one_function_in_a_library)
 	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
 }
 
+/* rm -r @dir, a record's directory. */
+static void remove_record(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "# %s failed\n", cmd);
+}
+
+/* profil report -f csv -o CSV @dir, into self->p: its wait status. */
+#define REPORT(dir) ({							\
+	const char *_a[] = { self->profil, "report", "-f", "csv", "-o",	\
+			     self->csv, dir, NULL };			\
+	run_start(&self->r, self->profil, (char *const *)_a, NULL) ?	\
+		-1 : run_finish(&self->r);				\
+})
+
+/*
+ * profil record -o DIR -- cmd_subject split, then profil report DIR: the
+ * split built in, and the shares of profil -- cmd_subject split within
+ * CMD_TOL points; the record holds profil.record and the profile files,
+ * not the run's links to the agent.  Recorded again into it: the previous
+ * record replaced.  A command killed by a signal: its record finished,
+ * profil record killed by the signal after it.
+ */
+TEST_F_TIMEOUT(cmd, record_then_report_gives_the_split_of_one_go, 120)
+{
+	char dir[64], subj[4096], path[128];
+	const char *rec[] = { self->profil, "record", "-r", "1000", "-o", dir,
+			      "--", subj, "split", NULL };
+	double fifty, thirty, twenty;
+	int i, pid;
+
+	snprintf(dir, sizeof(dir), "/tmp/profil_cmd.%d.rec", getpid());
+	remove_record(dir);
+	subject(subj, sizeof(subj), self->dir, "cmd_subject");
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)rec, NULL));
+	ASSERT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.stderr_text);
+	snprintf(path, sizeof(path), "%s/%s", dir, "profil.record");
+	EXPECT_EQ(0, access(path, R_OK));
+	snprintf(path, sizeof(path), "%s/lib", dir);
+	EXPECT_NE(0, access(path, F_OK));
+	ASSERT_EQ(0, REPORT(dir)) TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	EXPECT_SPLIT(&self->p);
+	for (i = 0; i < self->p.n; i++)
+		if (!strcmp(self->p.rows[i].function, "thirty"))
+			EXPECT_NE(NULL, strstr(self->p.rows[i].object, "libcmd_split.so"));
+	EXPECT_NE(NULL, strstr(self->p.header, "# profil: "))
+		TH_LOG("%s", self->p.header);
+	EXPECT_NE(NULL, strstr(self->p.header, " split\n")) TH_LOG("%s", self->p.header);
+	pid = main_pid(&self->p);
+	EXPECT_LT(0, pid);
+	fifty = share(&self->p, "fifty");
+	thirty = share(&self->p, "thirty");
+	twenty = share(&self->p, "twenty");
+
+	ASSERT_EQ(0, RUN(NULL, "cmd_subject", "split", NULL))
+		TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	EXPECT_SPLIT(&self->p);
+	EXPECT_NEAR(share(&self->p, "fifty"), fifty, CMD_TOL);
+	EXPECT_NEAR(share(&self->p, "thirty"), thirty, CMD_TOL);
+	EXPECT_NEAR(share(&self->p, "twenty"), twenty, CMD_TOL);
+	TH_LOG("recorded %.1f/%.1f/%.1f, in one go %.1f/%.1f/%.1f", fifty,
+	       thirty, twenty, share(&self->p, "fifty"),
+	       share(&self->p, "thirty"), share(&self->p, "twenty"));
+
+	/* Again into the same directory, the command killed by SIGTERM. */
+	rec[8] = "kill";
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)rec, NULL));
+	run_finish(&self->r);
+	EXPECT_TRUE(WIFSIGNALED(self->r.status) &&
+		    WTERMSIG(self->r.status) == SIGTERM)
+		TH_LOG("status %#x: %s", self->r.status, self->r.stderr_text);
+	ASSERT_EQ(0, REPORT(dir)) TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	EXPECT_NE(pid, main_pid(&self->p)) TH_LOG("%s", self->p.header);
+	EXPECT_NE(NULL, strstr(self->p.header, " kill\n")) TH_LOG("%s", self->p.header);
+	EXPECT_SANE_SPLIT(&self->p);
+	remove_record(dir);
+}
+
+/*
+ * profil record refuses a directory that holds anything but a record's
+ * files (125, the command not run, the files untouched); profil report
+ * refuses a directory without a record (125).
+ */
+TEST_F(cmd, record_refuses_a_directory_not_its_own)
+{
+	char dir[64], subj[4096], path[128];
+	const char *rec[] = { self->profil, "record", "-o", dir, "--", subj,
+			      "split", "100", NULL };
+	int fd;
+
+	snprintf(dir, sizeof(dir), "/tmp/profil_cmd.%d.mine", getpid());
+	remove_record(dir);
+	subject(subj, sizeof(subj), self->dir, "cmd_subject");
+	ASSERT_EQ(0, mkdir(dir, 0700));
+	snprintf(path, sizeof(path), "%s/notes", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)rec, NULL));
+	run_finish(&self->r);
+	EXPECT_EQ(125, WEXITSTATUS(self->r.status));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "not a directory profil record made"))
+		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_EQ(0, access(path, F_OK));
+	EXPECT_EQ(125, WEXITSTATUS(REPORT(dir)));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "no profil.record"))
+		TH_LOG("%s", self->r.stderr_text);
+	remove_record(dir);
+}
+
 TEST_F(cmd, four_threads)
 {
 	unsigned long samples;
@@ -795,19 +911,14 @@ TEST_F(cmd, code_in_no_object_has_a_line_of_its_own)
 	EXPECT_LT(0, samples_of(&self->p, "all", "fifty"));
 }
 
-/*
- * The same code named in /tmp/perf-PID.map, as a JIT (Node's
- * --perf-basic-prof) names its code: its row has that name, under [jit].
- */
-TEST_F(cmd, jit_code_is_named_from_its_perf_map)
+/* The top row names the JIT's code from its map; its maps removed. */
+static void expect_jit_named(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(cmd) *self)
 {
 	const struct prow *top;
 	char map[64];
 	int i;
 
-	ASSERT_EQ(0, RUN(NULL, "cmd_subject", "jitmap", NULL))
-		TH_LOG("%s", self->r.stderr_text);
-	LOAD();
 	for (i = 0; i < self->p.n; i++)
 		if (strcmp(self->p.rows[i].proc, "all")) {
 			snprintf(map, sizeof(map), "/tmp/perf-%s.map",
@@ -820,6 +931,36 @@ TEST_F(cmd, jit_code_is_named_from_its_perf_map)
 	EXPECT_STREQ("[jit]", top->object);
 	EXPECT_LT(70.0, top->pct);
 	EXPECT_LT(0, samples_of(&self->p, "all", "fifty"));
+}
+
+/*
+ * The same code named in /tmp/perf-PID.map, as a JIT (Node's
+ * --perf-basic-prof) names its code: its row has that name, under [jit];
+ * and from a record, which keeps the map, once /tmp's is gone.
+ */
+TEST_F_TIMEOUT(cmd, jit_code_is_named_from_its_perf_map, 60)
+{
+	char dir[64], subj[4096];
+	const char *rec[] = { self->profil, "record", "-o", dir, "--", subj,
+			      "jitmap", NULL };
+
+	ASSERT_EQ(0, RUN(NULL, "cmd_subject", "jitmap", NULL))
+		TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	expect_jit_named(_metadata, self);
+
+	snprintf(dir, sizeof(dir), "/tmp/profil_cmd.%d.jit", getpid());
+	remove_record(dir);
+	subject(subj, sizeof(subj), self->dir, "cmd_subject");
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)rec, NULL));
+	ASSERT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.stderr_text);
+	ASSERT_EQ(0, REPORT(dir)) TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	expect_jit_named(_metadata, self);
+	ASSERT_EQ(0, REPORT(dir)) TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	expect_jit_named(_metadata, self);	/* /tmp's map gone */
+	remove_record(dir);
 }
 
 TEST_F(cmd, stdio_and_exit_status_passed_through)

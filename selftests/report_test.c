@@ -17,6 +17,7 @@
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <libgen.h>
 #include <link.h>
 #include <math.h>
 #include <stdint.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -1082,6 +1084,524 @@ TEST(pprof_samples_carry_each_process_s_pid)
 	free(f[2]);
 	unlink(pb);
 	rmdir(dir);
+}
+
+/* --- profil record's directory, read by profil report -------------------- */
+
+/* build/tools/profil, beside this program's build/selftests. */
+static void profil_path(char *path, size_t len)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	self[n > 0 ? n : 0] = '\0';
+	snprintf(path, len, "%s/../tools/profil", dirname(self));
+}
+
+/* The file at @path (up to 1 MiB), NUL-terminated, its size in @len. */
+static char *slurp_len(const char *path, size_t *len)
+{
+	char *text = calloc(1, 1 << 20);
+	FILE *f = fopen(path, "re");
+
+	*len = 0;
+	if (f) {
+		*len = fread(text, 1, (1 << 20) - 1, f);
+		text[*len] = '\0';
+		fclose(f);
+	}
+	return text;
+}
+
+/* The text of the file at @path (up to 1 MiB), or "". */
+static char *slurp(const char *path)
+{
+	size_t len;
+
+	return slurp_len(path, &len);
+}
+
+/*
+ * profil report @args (a shell word list): its standard output in @out,
+ * its standard error in @err (the caller frees both); its exit status.
+ */
+static int profil_report(const char *args, char **out, char **err)
+{
+	char profil[4200], cmd[16384], o[] = "/tmp/report_test.out.XXXXXX",
+	     e[] = "/tmp/report_test.err.XXXXXX";
+	int st, fo = mkstemp(o), fe = mkstemp(e);
+
+	close(fo);
+	close(fe);
+	profil_path(profil, sizeof(profil));
+	snprintf(cmd, sizeof(cmd), "'%s' report %s > %s 2> %s", profil, args, o, e);
+	st = system(cmd);
+	*out = slurp(o);
+	*err = slurp(e);
+	unlink(o);
+	unlink(e);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* @nr files into the directory @dir as the agent names them. */
+static int write_files(const char *dir, struct profile_file_hdr **files, int nr)
+{
+	char path[4200];
+	FILE *f;
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		snprintf(path, sizeof(path), "%s/%c%d.%x.%d.prof", dir,
+			 files[i]->pid == MAIN_PID ? 'p' : 'c', files[i]->pid,
+			 0x1234 + i, i);
+		f = fopen(path, "we");
+		if (!f || fwrite(files[i], files[i]->size, 1, f) != 1 || fclose(f))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A record of @files in a new directory @dir (a mkdtemp() template), as
+ * profil record leaves one: the files, and profil.record of a run of
+ * "prog" as run_report() describes it.
+ */
+static int make_record(char *dir, struct profile_file_hdr **files, int nr,
+		       int children)
+{
+	struct report r = { .main_pid = MAIN_PID, .rate = 1000,
+			    .command = "prog", .children = children };
+
+	if ((strstr(dir, "XXXXXX") ? !mkdtemp(dir) : mkdir(dir, 0700)) ||
+	    write_files(dir, files, nr))
+		return -1;
+	return record_write(&r, dir);
+}
+
+/* rm -r @dir, whatever the test left in it. */
+static void remove_tree(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "# %s failed\n", cmd);
+}
+
+/*
+ * profil report of a record gives what the report in one go (plain
+ * profil) gives on the same files: the text (every process, and all of
+ * them), the CSV, and the same bytes of -f pprof.
+ */
+TEST(record_reported_as_in_one_go)
+{
+	char dir[] = "/tmp/report_test.rec.XXXXXX", args[4400], pb[4200];
+	struct profile_file_hdr *f[2] = { make_hot_and_libc() };
+	struct mk_region m = self_text();
+	struct report r = { .format = FORMAT_TEXT, .children = 1 };
+	char *want, *out, *err, *got;
+	size_t want_len, got_len;
+
+	ASSERT_NE(NULL, f[0]);
+	f[1] = make_regions(MAIN_PID + 1, &m, 1);
+	*bin_at(f[1], 0, (uintptr_t)hot_b) = 250;
+	ASSERT_EQ(0, make_record(dir, f, 2, 1));
+
+	want = run_report(&r, f, 2);
+	snprintf(args, sizeof(args), "'%s'", dir);
+	ASSERT_EQ(0, profil_report(args, &out, &err)) TH_LOG("%s", err);
+	EXPECT_STREQ(want, out);
+	EXPECT_STREQ("", err);
+	EXPECT_NE(NULL, strstr(out, "# all 2 processes")) TH_LOG("%s", out);
+	free(want);
+	free(out);
+	free(err);
+
+	r = (struct report){ .format = FORMAT_CSV, .children = 1 };
+	want = run_report(&r, f, 2);
+	snprintf(args, sizeof(args), "-f csv -o - '%s'", dir);
+	ASSERT_EQ(0, profil_report(args, &out, &err)) TH_LOG("%s", err);
+	EXPECT_STREQ(want, out);
+	free(want);
+	free(out);
+	free(err);
+
+	/* One file: the pprof's order is the files' order. */
+	snprintf(pb, sizeof(pb), "%s.pb.gz", dir);
+	r = (struct report){ .format = FORMAT_PPROF };
+	ASSERT_EQ(0, write_report(&r, f, 1, pb));
+	want = slurp_len(pb, &want_len);
+	unlink(pb);
+	remove_tree(dir);
+	ASSERT_EQ(0, make_record(dir, f, 1, 0));
+	snprintf(args, sizeof(args), "-f pprof -o '%s' '%s'", pb, dir);
+	ASSERT_EQ(0, profil_report(args, &out, &err)) TH_LOG("%s", err);
+	got = slurp_len(pb, &got_len);
+	EXPECT_LT(100, want_len);
+	EXPECT_EQ(want_len, got_len);
+	EXPECT_EQ(0, memcmp(want, got, want_len));
+	unlink(pb);
+	free(want);
+	free(got);
+	free(out);
+	free(err);
+	remove_tree(dir);
+	free(f[0]);
+	free(f[1]);
+}
+
+/* A copy of the file @from at @to; 0 or -1. */
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out;
+	ssize_t n;
+
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (in < 0 || out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			return -1;
+	close(in);
+	return close(out) || n < 0 ? -1 : 0;
+}
+
+/* The build-ID of this program into @id (its size), in hex in @hex. */
+static int self_build_id(uint8_t *id, char *hex)
+{
+	const void *p = NULL;
+	int fd, n, i;
+	Elf *e;
+
+	self_text();
+	elf_version(EV_CURRENT);
+	fd = open(self_path, O_RDONLY | O_CLOEXEC);
+	e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	n = e ? dwelf_elf_gnu_build_id(e, &p) : -1;
+	if (n > 0 && n <= PROFILE_BUILD_ID_MAX)
+		memcpy(id, p, n);
+	for (i = 0; i < n; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+/*
+ * make_hot()'s file, its object at @path with build-ID @id (@n bytes),
+ * in @nr_regions regions (two: its text split in two, as an object of
+ * two text segments).
+ */
+static struct profile_file_hdr *make_hot_at(const char *path, const uint8_t *id,
+					    int n, int nr_regions)
+{
+	struct mk_region m[2] = { self_text() };
+	struct profile_file_region *fr;
+	struct profile_file_hdr *h;
+	uint64_t mid;
+	size_t i;
+	int k;
+
+	m[0].path = path;
+	if (nr_regions == 2) {
+		mid = ((uintptr_t)hot_c + 4) & ~3ULL;
+		m[1] = m[0];
+		m[0].end = m[1].start = mid;
+	}
+	h = make_regions(MAIN_PID, m, nr_regions);
+	fr = (void *)(h + 1);
+	for (k = 0; k < nr_regions; k++) {
+		fr[k].build_id_size = n;
+		memcpy(fr[k].build_id, id, n);
+	}
+	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
+		for (k = 0; k < nr_regions; k++)
+			if (bin_at(h, k, (uintptr_t)hot[i]))
+				*bin_at(h, k, (uintptr_t)hot[i]) = hot_samples[i];
+	return h;
+}
+
+/* How many times @needle is in @hay. */
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (; (hay = strstr(hay, needle)); hay++)
+		n++;
+	return n;
+}
+
+/*
+ * An object recorded at a path that is gone, on a machine that holds it
+ * under .build-id/ of a directory named with --debuginfo-path (as
+ * libdwfl looks for it): found there by its build-ID, its functions
+ * named, its rows under its recorded path, nothing said.  Then with only
+ * its separate debug file there (objcopy --only-keep-debug, at
+ * .build-id/xx/yyyy.debug): named from it.
+ */
+TEST(object_moved_is_found_by_build_id)
+{
+	char dir[] = "/tmp/report_test.rec.XXXXXX", base[] = "/tmp/report_test.obj.XXXXXX";
+	char obj[4200], ids[4200], path[4400], args[9000], hex[80], cmd[16384];
+	struct profile_file_hdr *f;
+	struct text_row rows[16], hidden;
+	uint8_t id[PROFILE_BUILD_ID_MAX];
+	char *out, *err;
+	int n, i;
+
+	n = self_build_id(id, hex);
+	ASSERT_LT(2, n) TH_LOG("%s has no build-ID", self_path);
+	ASSERT_NE(NULL, mkdtemp(base));
+	snprintf(obj, sizeof(obj), "%s/prog", base);
+	ASSERT_EQ(0, copy_file(self_path, obj));
+	f = make_hot_at(obj, id, n, 1);
+	ASSERT_EQ(0, make_record(dir, &f, 1, 0));
+
+	/* The object moved: under ids/.build-id/xx/yyyy only. */
+	snprintf(ids, sizeof(ids), "%s/ids", base);
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s", ids, hex);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && mv '%s' '%s/%s'", path,
+		 obj, path, hex + 2);
+	ASSERT_EQ(0, system(cmd));
+	snprintf(args, sizeof(args), "--percent-limit 0 --debuginfo-path '%s' '%s'",
+		 ids, dir);
+	ASSERT_EQ(0, profil_report(args, &out, &err)) TH_LOG("%s", err);
+	EXPECT_STREQ("", err);
+	ASSERT_EQ(6, text_rows(out, rows, 16, &hidden)) TH_LOG("%s", out);
+	for (i = 0; i < 6; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "hot_%c", 'a' + i);
+		EXPECT_NE(NULL, row_named(rows, 6, name)) TH_LOG("%s", out);
+		EXPECT_EQ(hot_samples[i], rows[i].samples) TH_LOG("%s", out);
+		EXPECT_NE(NULL, strstr(rows[i].name, " prog ")) TH_LOG("%s", out);
+	}
+	free(out);
+	free(err);
+
+	/* Only its debug file, .build-id/xx/yyyy.debug: named from it. */
+	snprintf(cmd, sizeof(cmd), "objcopy --only-keep-debug '%s/%s' '%s/%s.debug' && rm '%s/%s'",
+		 path, hex + 2, path, hex + 2, path, hex + 2);
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, profil_report(args, &out, &err)) TH_LOG("%s", err);
+	EXPECT_STREQ("", err);
+	ASSERT_EQ(6, text_rows(out, rows, 16, &hidden)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, row_named(rows, 6, "hot_a")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, row_named(rows, 6, "hot_f")) TH_LOG("%s", out);
+	free(out);
+	free(err);
+	remove_tree(base);
+	remove_tree(dir);
+	free(f);
+}
+
+/*
+ * An object whose file at its path has another build-ID (rebuilt, or
+ * another machine's build), none of its own anywhere: said once, though
+ * two regions and two files name it, and named from that file still.
+ */
+TEST(build_id_mismatch_warns_once)
+{
+	char dir[] = "/tmp/report_test.rec.XXXXXX", args[4400], hex[80];
+	uint8_t id[PROFILE_BUILD_ID_MAX];
+	struct profile_file_hdr *f[2];
+	struct text_row rows[16], hidden;
+	char *out, *err;
+	int n;
+
+	n = self_build_id(id, hex);
+	ASSERT_LT(2, n);
+	id[n - 1] ^= 0xff;		/* another build */
+	f[0] = make_hot_at(self_path, id, n, 2);
+	f[1] = make_hot_at(self_path, id, n, 1);
+	f[1]->pid = MAIN_PID;
+	ASSERT_EQ(0, make_record(dir, f, 2, 0));
+	snprintf(args, sizeof(args), "'%s'", dir);
+	ASSERT_EQ(0, profil_report(args, &out, &err)) TH_LOG("%s", err);
+	EXPECT_EQ(1, count_of(err, "is not the file that ran (its build-ID differs")) TH_LOG("%s", err);
+	EXPECT_EQ(1, count_of(err, self_path)) TH_LOG("%s", err);
+	ASSERT_EQ(3, text_rows(out, rows, 16, &hidden)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, row_named(rows, 3, "hot_a")) TH_LOG("%s", out);
+	EXPECT_EQ(2 * hot_samples[0], rows[0].samples) TH_LOG("%s", out);
+	free(out);
+	free(err);
+	remove_tree(dir);
+	free(f[0]);
+	free(f[1]);
+}
+
+/*
+ * An object that is nowhere (its path gone, no file of its build-ID):
+ * said once, and its samples stay under its path, as [unknown].
+ */
+TEST(missing_object_warns_and_keeps_its_samples_under_its_name)
+{
+	char dir[] = "/tmp/report_test.rec.XXXXXX", args[4400], gone[4200];
+	static const uint8_t id[20] = { 0xde, 0xad, 0xbe, 0xef, 0x01 };
+	struct profile_file_hdr *f;
+	char *out, *err, *s;
+	unsigned long samples = 0, v;
+	int rows = 0;
+
+	snprintf(gone, sizeof(gone), "%s.gone/libgone.so", dir);
+	f = make_hot_at(gone, id, sizeof(id), 1);
+	ASSERT_EQ(0, make_record(dir, &f, 1, 0));
+	snprintf(args, sizeof(args), "-f csv '%s'", dir);
+	ASSERT_EQ(0, profil_report(args, &out, &err)) TH_LOG("%s", err);
+	EXPECT_EQ(1, count_of(err, "is not the file that ran (it is gone, and no file of build-ID deadbeef01")) TH_LOG("%s", err);
+	EXPECT_EQ(1, count_of(err, gone)) TH_LOG("%s", err);
+	for (s = out; (s = strstr(s, "\nall,")); s++) {
+		char fn[64], obj[4200];
+
+		ASSERT_EQ(3, sscanf(s, "\nall,%lu,%*f,%*f,%63[^,],%4199[^,],", &v, fn, obj))
+			TH_LOG("%s", out);
+		EXPECT_STREQ("[unknown]", fn);
+		EXPECT_STREQ(gone, obj);
+		samples += v;
+		rows++;
+	}
+	EXPECT_EQ(1, rows) TH_LOG("%s", out);
+	EXPECT_EQ(1000, samples) TH_LOG("%s", out);
+	free(out);
+	free(err);
+	remove_tree(dir);
+	free(f);
+}
+
+/* profil.record of @dir replaced by @text (@len bytes). */
+static void put_record(const char *dir, const char *text, size_t len)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, RECORD_FILE);
+	f = fopen(path, "we");
+	if (f) {
+		fwrite(text, 1, len, f);
+		fclose(f);
+	}
+}
+
+/*
+ * A record is input from elsewhere: a profil.record that is missing,
+ * malformed, out of range, too big or cut short (no pid), and a profile
+ * file whose bins do not match its range, are refused, said, exit 125.
+ */
+TEST(malformed_record_refused)
+{
+	static const struct { const char *text, *said; } bad[] = {
+		{ "profil-record 2\nrate 1000\npid 42\n", "not a record of this profil" },
+		{ "profil-record 1\nrate 0\npid 42\n", "not a record of this profil" },
+		{ "profil-record 1\nrate 1000\npid -1\n", "not a record of this profil" },
+		{ "profil-record 1\nrate 1000\npid 42\ncommand a\\tb\n", "not a record of this profil" },
+		{ "profil-record 1\nrate 1000\npid 42\nexe prog\n", "not a record of this profil" },
+		{ "profil-record 1\nrate 1000\npid 42", "not a record of this profil" },
+		{ "profil-record 1\nrate 1000\ncommand prog\n", "cut short" },
+	};
+	char dir[] = "/tmp/report_test.rec.XXXXXX", args[4400], path[4200];
+	struct profile_file_hdr *f = make_hot();
+	struct profile_file_region *fr = (void *)(f + 1);
+	char *out, *err, *big;
+	size_t i;
+
+	ASSERT_EQ(0, make_record(dir, &f, 1, 0));
+	snprintf(args, sizeof(args), "'%s'", dir);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put_record(dir, bad[i].text, strlen(bad[i].text));
+		EXPECT_EQ(125, profil_report(args, &out, &err)) TH_LOG("%s", bad[i].text);
+		EXPECT_NE(NULL, strstr(err, bad[i].said)) TH_LOG("%s: %s", bad[i].text, err);
+		EXPECT_STREQ("", out);
+		free(out);
+		free(err);
+	}
+	/* A NUL in it; more than 1 MiB of it. */
+	put_record(dir, "profil-record 1\nrate 1000\n\0pid 42\n", 33);
+	EXPECT_EQ(125, profil_report(args, &out, &err));
+	free(out);
+	free(err);
+	big = malloc(2 << 20);
+	memset(big, 'x', 2 << 20);
+	memcpy(big, "profil-record 1\nrate 1000\npid 42\ncommand ", 41);
+	big[(2 << 20) - 1] = '\n';
+	put_record(dir, big, 2 << 20);
+	free(big);
+	EXPECT_EQ(125, profil_report(args, &out, &err));
+	EXPECT_NE(NULL, strstr(err, "more than")) TH_LOG("%s", err);
+	free(out);
+	free(err);
+	snprintf(path, sizeof(path), "%s/%s", dir, RECORD_FILE);
+	unlink(path);
+	EXPECT_EQ(125, profil_report(args, &out, &err));
+	EXPECT_NE(NULL, strstr(err, "not a directory profil record made")) TH_LOG("%s", err);
+	free(out);
+	free(err);
+
+	/* A well-formed record, its file's bins past its range. */
+	remove_tree(dir);
+	strcpy(dir, "/tmp/report_test.rec.XXXXXX");
+	fr->end -= 64;
+	ASSERT_EQ(0, make_record(dir, &f, 1, 0));
+	snprintf(args, sizeof(args), "'%s'", dir);
+	EXPECT_EQ(125, profil_report(args, &out, &err));
+	EXPECT_NE(NULL, strstr(err, "not a profile file of this profil")) TH_LOG("%s", err);
+	EXPECT_NE(NULL, strstr(err, "no profile")) TH_LOG("%s", err);
+	free(out);
+	free(err);
+	remove_tree(dir);
+	free(f);
+}
+
+/*
+ * profil record's directory: made when missing, used when empty, a
+ * previous record's files removed, and any other directory refused with
+ * what is in it untouched.
+ */
+TEST(record_directory_made_reused_or_refused)
+{
+	char dir[] = "/tmp/report_test.rec.XXXXXX", path[4200], sub[4200];
+	struct profile_file_hdr *f = make_hot();
+	struct stat st;
+	FILE *o;
+
+	ASSERT_EQ(0, make_record(dir, &f, 1, 0));
+	snprintf(sub, sizeof(sub), "%s/new", dir);
+	ASSERT_EQ(0, record_prepare(sub));		/* made */
+	ASSERT_EQ(0, stat(sub, &st));
+	EXPECT_TRUE(S_ISDIR(st.st_mode));
+	EXPECT_EQ(0700, st.st_mode & 07777);
+	EXPECT_EQ(0, record_prepare(sub));		/* empty */
+	EXPECT_EQ(0, rmdir(sub));
+
+	EXPECT_EQ(0, record_prepare(dir));		/* a record's */
+	snprintf(path, sizeof(path), "%s/%s", dir, RECORD_FILE);
+	EXPECT_NE(0, access(path, F_OK));
+	snprintf(path, sizeof(path), "%s/p%d.1234.0.prof", dir, MAIN_PID);
+	EXPECT_NE(0, access(path, F_OK));
+	EXPECT_EQ(0, rmdir(dir));			/* nothing left */
+
+	ASSERT_EQ(0, make_record(dir, &f, 1, 0));	/* and a file of the user's */
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	o = fopen(path, "we");
+	ASSERT_NE(NULL, o);
+	fclose(o);
+	EXPECT_EQ(-1, record_prepare(dir));
+	EXPECT_EQ(0, access(path, F_OK));
+	snprintf(path, sizeof(path), "%s/%s", dir, RECORD_FILE);
+	EXPECT_EQ(0, access(path, F_OK));
+	remove_tree(dir);
+
+	strcpy(dir, "/tmp/report_test.rec.XXXXXX");	/* no record's at all */
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/p1.1.prof", dir);
+	o = fopen(path, "we");
+	ASSERT_NE(NULL, o);
+	fclose(o);
+	EXPECT_EQ(-1, record_prepare(dir));
+	EXPECT_EQ(0, access(path, F_OK));
+	remove_tree(dir);
+	free(f);
 }
 
 /*

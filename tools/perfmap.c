@@ -22,7 +22,6 @@
 
 #include "profil.h"
 
-#define PERFMAP_MAX_BYTES	(256u << 20)
 #define PERFMAP_LINE_MAX	4096
 #define PERFMAP_BACK		64
 

@@ -57,7 +57,7 @@ struct vec {
 };
 
 struct pprof {
-	const struct report *r;
+	struct report *r;
 	struct intern strs;		/* string -> its index + 1 */
 	struct intern maps, funcs, locs, samples; /* key -> id or index + 1 */
 	struct vec string_table, mapping, location, function, sample;
@@ -177,7 +177,9 @@ static int64_t str(struct pprof *pp, const char *s)
 
 /*
  * Where @vaddr (an address of the object's own, before its load bias) is
- * in the file at @path: by its PT_LOAD segment; 0 when it cannot be read.
+ * in the file at @path (the object, found as report_objects() finds it,
+ * or its separate debug file, whose program headers are the object's):
+ * by its PT_LOAD segment; 0 when it cannot be read.
  */
 static uint64_t file_offset(const char *path, uint64_t vaddr)
 {
@@ -238,8 +240,8 @@ static uint64_t mapping_of(struct pprof *pp, const struct report_sample *s)
 	m->id = pp->mapping.n;
 	m->memory_start = fr->start;
 	m->memory_limit = fr->end;
-	if (fr->kind != PROFILE_REGION_VDSO)
-		m->file_offset = file_offset(s->object, fr->start - fr->bias);
+	if (s->file)
+		m->file_offset = file_offset(s->file, fr->start - fr->bias);
 	m->filename = str(pp, s->object);
 	m->build_id = build_id(pp, fr);
 	m->has_functions = 1;

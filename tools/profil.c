@@ -4,7 +4,16 @@
  *
  *	profil [-r RATE] [-o FILE] [-f text|csv|gmon|pprof] [-l] [--children]
  *	       [--sort symbol|object|process] [--percent-limit PCT]
- *	       [--] command [args...]
+ *	       [--debuginfo-path PATH] [--] command [args...]
+ *	profil record [-r RATE] [-o DIR] [--children] [--] command [args...]
+ *	profil report [-o FILE] [-f text|csv|gmon|pprof] [-l]
+ *	       [--sort symbol|object|process] [--percent-limit PCT]
+ *	       [--debuginfo-path PATH] [DIR]
+ *
+ * profil record is the run without the report: it keeps the profile files
+ * and what the report needs besides (record.c) in DIR, which profil
+ * report reads later, on this machine or another that holds the same
+ * objects (found by build-ID when they are not at their path: report.c).
  *
  * Runs the command with profil-agent.so as its dynamic linker's audit
  * module (LD_AUDIT; tools/agent.c), its
@@ -54,14 +63,23 @@
 static const char usage[] =
 	"usage: profil [-r RATE] [-o FILE] [-f text|csv|gmon|pprof] [-l] [--children]\n"
 	"              [--sort symbol|object|process] [--percent-limit PCT]\n"
-	"              [--] command [args...]\n";
+	"              [--debuginfo-path PATH] [--] command [args...]\n"
+	"       profil record [-r RATE] [-o DIR] [--children] [--] command [args...]\n"
+	"       profil report [-o FILE] [-f text|csv|gmon|pprof] [-l]\n"
+	"              [--sort symbol|object|process] [--percent-limit PCT]\n"
+	"              [--debuginfo-path PATH] [DIR]\n";
 
 /* The long options without a letter. */
-enum { OPT_SORT = 256, OPT_PERCENT_LIMIT };
+enum { OPT_SORT = 256, OPT_PERCENT_LIMIT, OPT_DEBUGINFO_PATH };
+
+/* profil, profil record, profil report. */
+enum mode { MODE_PROFILE, MODE_RECORD, MODE_REPORT };
 
 struct opts {
+	enum mode mode;
 	unsigned int rate;
-	const char *output;
+	const char *output;		/* record: the directory */
+	const char *debuginfo_path;
 	enum report_format format;
 	enum report_sort sort;
 	int percent_limit_set;
@@ -133,24 +151,58 @@ static unsigned int read_max_rate(void)
 	return max;
 }
 
+static const struct option profile_longs[] = {
+	{ "rate", required_argument, NULL, 'r' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "lines", no_argument, NULL, 'l' },
+	{ "children", no_argument, NULL, 'c' },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+	{ "debuginfo-path", required_argument, NULL, OPT_DEBUGINFO_PATH },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 }
+};
+
+static const struct option record_longs[] = {
+	{ "rate", required_argument, NULL, 'r' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "children", no_argument, NULL, 'c' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 }
+};
+
+static const struct option report_longs[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "lines", no_argument, NULL, 'l' },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+	{ "debuginfo-path", required_argument, NULL, OPT_DEBUGINFO_PATH },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 }
+};
+
+/*
+ * The options of o->mode: plain profil's, record's (the run's) or
+ * report's (the report's); then the command, or report's directory.
+ */
 static void parse_opts(struct opts *o, int argc, char **argv)
 {
-	static const struct option longs[] = {
-		{ "rate", required_argument, NULL, 'r' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "lines", no_argument, NULL, 'l' },
-		{ "children", no_argument, NULL, 'c' },
-		{ "sort", required_argument, NULL, OPT_SORT },
-		{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	static const char *const shorts[] = {
+		[MODE_PROFILE] = "+r:o:f:lh", [MODE_RECORD] = "+r:o:h",
+		[MODE_REPORT] = "o:f:lh",
+	};
+	static const struct option *const longs[] = {
+		[MODE_PROFILE] = profile_longs, [MODE_RECORD] = record_longs,
+		[MODE_REPORT] = report_longs,
 	};
 	char *end;
 	long v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+r:o:f:lh", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts[o->mode], longs[o->mode],
+				NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			v = strtol(optarg, &end, 10);
@@ -177,6 +229,9 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			o->percent_limit = parse_percent(optarg);
 			o->percent_limit_set = 1;
 			break;
+		case OPT_DEBUGINFO_PATH:
+			o->debuginfo_path = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
@@ -185,7 +240,8 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			exit(PROFIL_EXIT_FAIL);
 		}
 	}
-	if (optind == argc) {
+	/* A command; report: a directory, or none. */
+	if (o->mode == MODE_REPORT ? argc - optind > 1 : optind == argc) {
 		fputs(usage, stderr);
 		exit(PROFIL_EXIT_FAIL);
 	}
@@ -380,6 +436,7 @@ static struct {
 	volatile sig_atomic_t rest;	/* waiting for its descendants */
 	volatile sig_atomic_t stop;	/* ... and a signal said enough */
 	const char *dir;		/* the run's directory */
+	int record;			/* it is profil record's: kept */
 } sigs;
 
 /*
@@ -422,6 +479,41 @@ static void remove_dir_now(const char *dir)
 	rmdir(dir);
 }
 
+/*
+ * The agent's links in the run's directory (agent_links()), with system
+ * calls only: what profil record leaves of the run's own in its directory.
+ */
+static void remove_links(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), sub;
+
+	if (fd < 0)
+		return;
+	unlinkat(fd, "lib64", 0);
+	unlinkat(fd, "lib32", 0);
+	sub = openat(fd, "lib", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub >= 0) {
+		unlinkat(sub, "x86_64-linux-gnu", 0);
+		unlinkat(sub, "i386-linux-gnu", 0);
+		close(sub);
+		unlinkat(fd, "lib", AT_REMOVEDIR);
+	}
+	close(fd);
+}
+
+/*
+ * What the run made in its directory, gone: all of it, or, profil
+ * record's, the links (its profile files and profil.record are the
+ * record, cut short if it has no pid yet).
+ */
+static void remove_run(const char *dir)
+{
+	if (sigs.record)
+		remove_links(dir);
+	else
+		remove_dir_now(dir);
+}
+
 /* The entry disposition of @sig back, and @sig raised: profil ends by it. */
 static void die_by(int sig)
 {
@@ -452,7 +544,7 @@ static void on_signal(int sig)
 		errno = e;
 		return;
 	}
-	remove_dir_now(sigs.dir);
+	remove_run(sigs.dir);
 	die_by(sig);
 	errno = e;
 }
@@ -586,7 +678,7 @@ static pid_t run(const struct opts *o, const char *agent, const char *dir)
 		fprintf(stderr, "profil: %s: %s\n", o->argv[0], strerror(err));
 		waitpid(pid, NULL, 0);
 		sigs.pid = 0;
-		remove_dir_now(dir);
+		remove_run(dir);
 		exit(err == ENOENT ? 127 : 126);
 	}
 	close(p[0]);
@@ -699,7 +791,24 @@ static char *command_line(char **argv)
 	return s;
 }
 
-static int report(const struct opts *o, struct report *r, const char *dir)
+/* The report options of @o into @r. */
+static void report_opts(const struct opts *o, struct report *r)
+{
+	r->format = o->format;
+	r->lines = o->lines;
+	r->sort = o->sort;
+	r->percent_limit_set = o->percent_limit_set;
+	r->percent_limit = o->percent_limit;
+	r->debuginfo_path = o->debuginfo_path;
+}
+
+/*
+ * The report of the files of @dir, as @o asks, to o->output, or by
+ * default: gmon.out, profile.pb.gz, or the text or CSV on @std.  0, or -1
+ * once said why.
+ */
+static int report(const struct opts *o, struct report *r, const char *dir,
+		  FILE *std)
 {
 	const char *path = o->output;
 	int ret;
@@ -708,7 +817,7 @@ static int report(const struct opts *o, struct report *r, const char *dir)
 		fprintf(stderr, "profil: %s: %s\n", dir, strerror(errno));
 	if (!r->nr_files) {
 		fprintf(stderr, "profil: no profile: the agent did not arm in %s (a static or set-user-ID program, or one that clears LD_AUDIT?)\n",
-			o->argv[0]);
+			o->mode == MODE_REPORT ? r->command : o->argv[0]);
 		return -1;
 	}
 	if (!path && o->format == FORMAT_GMON)
@@ -721,21 +830,45 @@ static int report(const struct opts *o, struct report *r, const char *dir)
 		return -1;
 	}
 	if (!r->out)
-		r->out = path ? stdout : stderr;
+		r->out = path ? stdout : std;
 	if (o->format == FORMAT_GMON)
 		ret = report_gmon(r);
 	else if (o->format == FORMAT_PPROF)
 		ret = report_pprof(r);
 	else
 		ret = report_print(r);
-	if (r->out != stdout && r->out != stderr && fclose(r->out))
+	if (r->out == stdout || r->out == stderr)
+		ret |= fflush(r->out);
+	else if (fclose(r->out))
 		ret = -1;
 	return ret;
 }
 
-int main(int argc, char **argv)
+/*
+ * What the run and the record share: the command run under the agent
+ * with its files in @dir, waited for (with --children, its descendants
+ * too), its CPU time and pid in @r; its exit status, and in @killed_by the
+ * signal that killed it.
+ */
+static int run_command(const struct opts *o, struct report *r,
+		       const char *agent, const char *dir, int *killed_by)
 {
-	struct opts o = { .format = FORMAT_TEXT };
+	int status;
+
+	handle_signals(dir);
+	if (o->children)
+		subreaper();
+	r->main_pid = run(o, agent, dir);
+	status = wait_for(r->main_pid, &r->main_cpu_ns, killed_by);
+	if (o->children)
+		wait_for_descendants();
+	return status;
+}
+
+/* profil [opts] -- command: run, report, remove the run's directory. */
+static int profile_main(int argc, char **argv)
+{
+	struct opts o = { .mode = MODE_PROFILE, .format = FORMAT_TEXT };
 	char agent[PATH_MAX], exe[PATH_MAX], dir[PATH_MAX];
 	struct report r = { 0 };
 	const char *tmp = getenv("TMPDIR") ?: "/tmp";
@@ -749,27 +882,109 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s/profil.XXXXXX", tmp);
 	if (!mkdtemp(dir))
 		fail("%s: %s", dir, strerror(errno));
-	handle_signals(dir);
-	if (o.children)
-		subreaper();
-	r.main_pid = run(&o, agent, dir);
-	status = wait_for(r.main_pid, &r.main_cpu_ns, &killed_by);
-	if (o.children)
-		wait_for_descendants();
-	r.format = o.format;
-	r.lines = o.lines;
-	r.sort = o.sort;
-	r.percent_limit_set = o.percent_limit_set;
-	r.percent_limit = o.percent_limit;
+	status = run_command(&o, &r, agent, dir, &killed_by);
+	report_opts(&o, &r);
 	r.children = o.children;
 	r.rate = o.rate;
 	r.command = command_line(o.argv);
 	r.exe = exe[0] ? exe : NULL;
-	if (report(&o, &r, dir) && !status)
+	if (report(&o, &r, dir, stderr) && !status)
 		status = 1;
 	report_free(&r);
 	remove_dir_now(dir);
 	if (killed_by)
 		die_by(killed_by);
 	return status;
+}
+
+/*
+ * profil record [opts] -- command: the run of plain profil into DIR, kept
+ * with profil.record (record.c), which is written before the command runs
+ * and again, with its pid, once it has ended.  What the report would say
+ * of the files (an agent that did not arm, an object no longer the file
+ * that ran) is said now, and the files are counted, in a line on standard
+ * error: the exit status is the command's, or 1 when it exited 0 and
+ * nothing was recorded.
+ */
+static int record_main(int argc, char **argv)
+{
+	struct opts o = { .mode = MODE_RECORD, .output = RECORD_DEFAULT_DIR };
+	char agent[PATH_MAX], exe[PATH_MAX], dir[PATH_MAX];
+	struct report r = { 0 };
+	int status, killed_by = 0;
+
+	exe[0] = '\0';
+	parse_opts(&o, argc, argv);
+	check_module(&o);
+	find_agent(agent, sizeof(agent));
+	refuse(&o, exe);
+	if (record_prepare(o.output))
+		exit(PROFIL_EXIT_FAIL);
+	if (!realpath(o.output, dir))
+		fail("%s: %s", o.output, strerror(errno));
+	r.children = o.children;
+	r.rate = o.rate;
+	r.command = command_line(o.argv);
+	r.exe = exe[0] ? exe : NULL;
+	if (!r.command || record_write(&r, dir))
+		fail("%s/%s: %s", dir, RECORD_FILE, strerror(errno));
+	sigs.record = 1;
+	status = run_command(&o, &r, agent, dir, &killed_by);
+	remove_links(dir);
+	if (record_write(&r, dir)) {
+		fprintf(stderr, "profil: %s/%s: %s\n", dir, RECORD_FILE,
+			strerror(errno));
+		if (!status)
+			status = 1;
+	}
+	if (report_load(&r, dir))
+		fprintf(stderr, "profil: %s: %s\n", dir, strerror(errno));
+	record_perfmaps(&r, dir);
+	if (!r.nr_files) {
+		fprintf(stderr, "profil: no profile: the agent did not arm in %s (a static or set-user-ID program, or one that clears LD_AUDIT?)\n",
+			o.argv[0]);
+		if (!status)
+			status = 1;
+	} else {
+		fprintf(stderr, "profil: %zu profile file%s in %s (profil report %s)\n",
+			r.nr_files, r.nr_files == 1 ? "" : "s", o.output,
+			o.output);
+	}
+	report_free(&r);
+	if (killed_by)
+		die_by(killed_by);
+	return status;
+}
+
+/*
+ * profil report [opts] [DIR]: the report of a record, to standard output
+ * unless -o says otherwise; 0, or PROFIL_EXIT_FAIL when there is none.
+ */
+static int report_main(int argc, char **argv)
+{
+	struct opts o = { .mode = MODE_REPORT, .format = FORMAT_TEXT };
+	struct report r = { 0 };
+	const char *dir;
+	int ret;
+
+	parse_opts(&o, argc, argv);
+	dir = o.argv[0] ?: RECORD_DEFAULT_DIR;
+	if (record_read(&r, dir))
+		exit(PROFIL_EXIT_FAIL);
+	r.perfmap_dir = dir;		/* the JITs' maps, as recorded */
+	report_opts(&o, &r);
+	ret = report(&o, &r, dir, stdout);
+	report_free(&r);
+	free((char *)r.command);
+	free((char *)r.exe);
+	return ret ? PROFIL_EXIT_FAIL : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "record"))
+		return record_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1);
+	return profile_main(argc, argv);
 }

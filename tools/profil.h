@@ -24,7 +24,7 @@ enum report_sort {
 /* Rows under this share of the samples are one line in the text report. */
 #define REPORT_PERCENT_LIMIT	0.5
 
-/* One profile file the agent left, mapped in. */
+/* One profile file the agent left, read in. */
 struct pfile {
 	pid_t pid;			/* from its name */
 	int child;			/* an inherited arm (c<pid>...) */
@@ -32,8 +32,10 @@ struct pfile {
 	size_t size;
 };
 
+struct object;
+
 struct report {
-	/* What the run gives: */
+	/* What the run gives (or a record's RECORD_FILE, record_read()): */
 	enum report_format format;
 	int lines;			/* -l: source lines */
 	enum report_sort sort;		/* --sort */
@@ -47,10 +49,14 @@ struct report {
 	unsigned int rate;
 	const char *perfmap_dir;	/* the JITs' perf-PID.map, or NULL: */
 					/* /tmp */
+	const char *debuginfo_path;	/* --debuginfo-path, or NULL: libdwfl's */
 	FILE *out;
 	/* What the directory holds: */
 	struct pfile *files;
 	size_t nr_files;
+	/* The objects they name, and the files here that name their code: */
+	struct object *objects;
+	size_t nr_objects;
 };
 
 /*
@@ -64,6 +70,8 @@ struct report_sample {
 	const struct profile_file_region *region;
 	uint64_t pc;
 	const char *object;		/* path, "[vdso]", "[unknown]" */
+	const char *file;		/* the file here that names its code */
+					/* (report_objects()), or NULL */
 	const char *function;		/* as the text report names it */
 	const char *symbol;		/* as the object spells it (mangled) */
 	uint64_t start;			/* the function's address in its */
@@ -76,7 +84,9 @@ struct report_sample {
 
 typedef int report_visit_fn(void *arg, const struct report_sample *s);
 
-/* perfmap.c: a JIT's /tmp/perf-PID.map */
+/* perfmap.c: a JIT's /tmp/perf-PID.map, at most this much of it */
+#define PERFMAP_MAX_BYTES	(256u << 20)
+
 struct perfmap_sym {
 	uint64_t start, end;
 	size_t seq;			/* its line in the file */
@@ -93,10 +103,24 @@ const struct perfmap_sym *perfmap_find(const struct perfmap *m, uint64_t pc);
 void perfmap_free(struct perfmap *m);
 
 int report_load(struct report *r, const char *dir);
-int report_walk(const struct report *r, report_visit_fn *fn, void *arg);
+void report_objects(struct report *r);
+int report_walk(struct report *r, report_visit_fn *fn, void *arg);
 int report_print(struct report *r);
 int report_gmon(struct report *r);
 int report_pprof(struct report *r);
 void report_free(struct report *r);
+
+/*
+ * profil record's directory (record.c): the profile files, and what the
+ * run adds to them, in RECORD_FILE.
+ */
+#define RECORD_FILE		"profil.record"
+#define RECORD_DEFAULT_DIR	"profil.data"
+
+int record_prepare(const char *dir);
+int record_write(const struct report *r, const char *dir);
+void record_perfmaps(const struct report *r, const char *dir);
+int record_read(struct report *r, const char *dir);
+int record_name(const char *name);
 
 #endif /* PROFIL_TOOLS_PROFIL_H */

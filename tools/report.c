@@ -16,9 +16,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/profil.h>
 
 #include "../lib/gmon-bsd.h"
 #include "profil.h"
+
+/*
+ * The bytes of a profile file read at most: the agent's biggest image
+ * (AGENT_SPARE_MAX of spare bins, and the bins of as much text) is far
+ * under it, and a record from elsewhere is read no further.
+ */
+#define REPORT_FILE_MAX		(1ULL << 30)
+#define REPORT_WHY_MAX		4096	/* bytes of an e<pid>.txt said */
 
 /* Samples of one function (and source line) in one object and process. */
 struct row {
@@ -80,18 +89,33 @@ static const uint64_t *file_log(const struct profile_file_hdr *h,
 	return log + 1;
 }
 
+/*
+ * A region's bins are in the file, its name in the names, its build-ID in
+ * its field, and its bins cover [start, end) exactly as the agent sized
+ * them (so that a bin's address is in the region: gmon's sums rely on it).
+ * The nowhere bin has no range; a PC log, a count and a PC at least.
+ */
 static int region_valid(const struct profile_file_hdr *h,
 			const struct profile_file_region *fr, size_t size)
 {
+	uint64_t len = fr->end - fr->start;
+
 	if (fr->kind == PROFILE_REGION_PCLOG)
 		return fr->bins_off % sizeof(uint64_t) == 0 &&
 		       fr->nr_bins >= 2 && fr->bins_off <= size &&
 		       (size - fr->bins_off) / sizeof(uint64_t) >= fr->nr_bins &&
 		       fr->name_off < h->names_size;
-	return fr->bins_off % sizeof(uint32_t) == 0 && fr->shift < 32 &&
-	       fr->bins_off <= size &&
-	       (size - fr->bins_off) / sizeof(uint32_t) >= fr->nr_bins &&
-	       fr->name_off < h->names_size;
+	if (fr->bins_off % sizeof(uint32_t) || fr->shift >= 32 ||
+	    fr->bins_off > size ||
+	    (size - fr->bins_off) / sizeof(uint32_t) < fr->nr_bins ||
+	    fr->name_off >= h->names_size ||
+	    fr->build_id_size > PROFILE_BUILD_ID_MAX ||
+	    fr->kind > PROFILE_REGION_NOWHERE)
+		return 0;
+	if (fr->kind == PROFILE_REGION_NOWHERE)
+		return fr->nr_bins <= 1;
+	return fr->end >= fr->start &&
+	       fr->nr_bins == (len >> fr->shift) + !!(len & ((1ULL << fr->shift) - 1));
 }
 
 /* Whether @size bytes at @h are a whole profile file of this build. */
@@ -103,6 +127,7 @@ static int file_valid(const struct profile_file_hdr *h, size_t size)
 	if (size < sizeof(*h) || memcmp(h->magic, PROFILE_FILE_MAGIC, 8) ||
 	    h->hdr_size != sizeof(*h) || h->region_size != sizeof(*fr) ||
 	    h->size != size || h->nr_regions > (size - sizeof(*h)) / sizeof(*fr) ||
+	    h->nr_regions > PROFIL_MAX_REGIONS ||
 	    h->names_off > size || size - h->names_off < h->names_size ||
 	    !h->names_size || ((const char *)h)[h->names_off + h->names_size - 1])
 		return 0;
@@ -112,20 +137,37 @@ static int file_valid(const struct profile_file_hdr *h, size_t size)
 	return 1;
 }
 
-static void *read_file(int dir, const char *name, size_t *size)
+/*
+ * The regular file @name of @dir, its first @max bytes at most, in @size,
+ * NUL-terminated; NULL with errno when it is not one, or is empty (a
+ * symbolic link, a FIFO: a record from elsewhere may hold anything).
+ */
+static void *read_file(int dir, const char *name, size_t *size, uint64_t max)
 {
-	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	char *buf = NULL;
-	size_t n = 0;
+	size_t n = 0, want = 0;
 	ssize_t k;
+	int fd;
 
+	/* Not even opened unless regular: opening a device may do things. */
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	if (!fstat(fd, &st) && st.st_size > 0)
-		buf = malloc(st.st_size + 1);
-	while (buf && n < (size_t)st.st_size &&
-	       (k = read(fd, buf + n, st.st_size - n)) > 0)
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	want = (uint64_t)st.st_size < max ? (size_t)st.st_size : max;
+	errno = EINVAL;
+	if (want)
+		buf = malloc(want + 1);
+	while (buf && n < want && (k = read(fd, buf + n, want - n)) > 0)
 		n += k;
 	close(fd);
 	*size = n;
@@ -134,17 +176,26 @@ static void *read_file(int dir, const char *name, size_t *size)
 	return buf;
 }
 
-/* e<pid>.txt: why the agent of a process did not arm. */
+/*
+ * e<pid>.txt: why the agent of a process did not arm, its first
+ * REPORT_WHY_MAX bytes, one line, anything but printable text shown '?'.
+ */
 static void report_why(struct report *r, int dir, const char *name, pid_t pid)
 {
-	size_t size;
+	size_t size, i;
 	char *text;
 
 	if (!r->children && pid != r->main_pid)
 		return;
-	text = read_file(dir, name, &size);
-	if (text)
-		fprintf(stderr, "profil: no profile of pid %d: %s", (int)pid, text);
+	text = read_file(dir, name, &size, REPORT_WHY_MAX);
+	if (!text)
+		return;
+	size = strcspn(text, "\n");
+	for (i = 0; i < size; i++)
+		if ((unsigned char)text[i] < ' ' || text[i] == 0x7f)
+			text[i] = '?';
+	fprintf(stderr, "profil: no profile of pid %d: %.*s\n", (int)pid,
+		(int)size, text);
 	free(text);
 }
 
@@ -153,8 +204,13 @@ static int report_add(struct report *r, int dir, const char *name, pid_t pid,
 {
 	struct pfile *f;
 	size_t size;
-	void *data = read_file(dir, name, &size);
+	void *data = read_file(dir, name, &size, REPORT_FILE_MAX);
 
+	if (!data && errno != ENOMEM) {
+		fprintf(stderr, "profil: %s: not a profile file of this profil\n",
+			name);
+		return 0;
+	}
 	if (!data)
 		return -1;
 	if (!file_valid(data, size)) {
@@ -176,62 +232,227 @@ static int report_add(struct report *r, int dir, const char *name, pid_t pid,
 	return 0;
 }
 
+/* --- finding the objects ----------------------------------------------- */
+
 /*
- * Whether the file at @path is still the object that ran: its build-ID on
- * disk against the one the agent read in memory when it armed.
+ * An object the files name (by path and build-ID), and the file here that
+ * names its code (report_objects()).
  */
-static int object_same(const char *path, const struct profile_file_region *fr)
+struct object {
+	const char *path;		/* as recorded, in a file of r->files */
+	uint32_t build_id_size;		/* 0: the object had none */
+	uint8_t build_id[PROFILE_BUILD_ID_MAX];
+	char *file;			/* the file here, or NULL: none */
+};
+
+/* The directories libdwfl looks in by build-ID, Dwfl_Callbacks' form. */
+static char *sym_debuginfo_path;
+
+/* libdwfl's own default (DEFAULT_DEBUGINFO_PATH) when none is given. */
+#define REPORT_DEBUGINFO_PATH	":.debug:/usr/lib/debug"
+
+static const Dwfl_Callbacks sym_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &sym_debuginfo_path,
+};
+
+/*
+ * Whether the file at @path is object @o: 1 when it is a regular file of
+ * @o's build-ID (any regular file, for an object without one), 0 when it
+ * is another file, -1 when there is no regular file there.  Never opens
+ * anything but a regular file for reading (a path from a record may name
+ * a FIFO, a device).
+ */
+static int object_is(const char *path, const struct object *o)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), same = 0;
 	const void *id = NULL;
+	struct stat st;
+	int fd, same;
 	ssize_t n;
 	Elf *e;
 
+	/* Not even opened unless regular: opening a device may do things. */
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return -1;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	n = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
-	same = n == (ssize_t)fr->build_id_size && !memcmp(id, fr->build_id, n);
+	same = !o->build_id_size ||
+	       (n == (ssize_t)o->build_id_size && !memcmp(id, o->build_id, n));
 	elf_end(e);
 	close(fd);
 	return same;
 }
 
 /*
- * Say, once for each, which objects are no longer the file at their path
- * (rebuilt, upgraded, deleted while the program ran): the names of their
- * code come from that file and may be wrong.
+ * The file of @o's build-ID where libdwfl looks for one: a .build-id/
+ * directory of the debuginfo path (.build-id/xx/yyyy..., the object
+ * itself), or a debuginfod server if DEBUGINFOD_URLS names one; checked
+ * by libdwfl.  NULL if none.
  */
-static void report_check_objects(const struct report *r)
+static char *object_by_build_id(const struct object *o)
+{
+	const char *main_file = NULL;
+	Dwfl_Module *m;
+	char *found = NULL;
+	GElf_Addr bias;
+	Dwfl *d = dwfl_begin(&sym_callbacks);
+
+	if (!d)
+		return NULL;
+	dwfl_report_begin(d);
+	m = dwfl_report_module(d, o->path, 0, 1);
+	if (m && dwfl_module_report_build_id(m, o->build_id, o->build_id_size, 0))
+		m = NULL;
+	dwfl_report_end(d, NULL, NULL);
+	if (m && dwfl_module_getelf(m, &bias))
+		dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
+	if (main_file && object_is(main_file, o) == 1)
+		found = strdup(main_file);
+	dwfl_end(d);
+	return found;
+}
+
+/*
+ * @o's separate debug file, in the .build-id/ directories libdwfl looks
+ * in for one (.build-id/xx/yyyy....debug under each absolute directory of
+ * the debuginfo path): its symbol table names the object's code when the
+ * object itself is nowhere.  NULL if none.
+ */
+static char *object_debug_file(const struct object *o)
+{
+	char *path = strdup(sym_debuginfo_path ?: REPORT_DEBUGINFO_PATH);
+	char *dirs = path, *dir, *name, hex[2 * PROFILE_BUILD_ID_MAX + 1];
+	char *found = NULL;
+	uint32_t i;
+
+	if (!path || o->build_id_size < 2)
+		goto out;
+	for (i = 0; i < o->build_id_size; i++)
+		sprintf(hex + 2 * i, "%02x", o->build_id[i]);
+	while (!found && (dir = strsep(&dirs, ":"))) {
+		if (dir[0] == '+' || dir[0] == '-')
+			dir++;
+		if (dir[0] != '/')
+			continue;
+		if (asprintf(&name, "%s/.build-id/%.2s/%s.debug", dir, hex,
+			     hex + 2) < 0)
+			break;
+		if (object_is(name, o) == 1)
+			found = name;
+		else
+			free(name);
+	}
+out:
+	free(path);
+	return found;
+}
+
+/* @o's build-ID in hexadecimal, for a message. */
+static const char *object_hex(const struct object *o)
+{
+	static char hex[2 * PROFILE_BUILD_ID_MAX + 1];
+	uint32_t i;
+
+	for (i = 0; i < o->build_id_size; i++)
+		sprintf(hex + 2 * i, "%02x", o->build_id[i]);
+	hex[2 * i] = '\0';
+	return hex;
+}
+
+/*
+ * The file that names @o's code: the file at its path when that is the
+ * object that ran; else one of its build-ID (object_by_build_id()), else
+ * its separate debug file (object_debug_file()); else, said, the other
+ * file at its path (rebuilt, upgraded, replaced while the program ran:
+ * its names may be wrong), or none (its code is [unknown], under the
+ * object's path still).
+ */
+static void object_find(struct object *o)
+{
+	int at_path = object_is(o->path, o);
+
+	if (at_path == 1) {
+		o->file = strdup(o->path);
+		return;
+	}
+	if (o->build_id_size) {
+		o->file = object_by_build_id(o) ?: object_debug_file(o);
+		if (o->file)
+			return;
+	}
+	if (at_path == 0) {
+		o->file = strdup(o->path);
+		fprintf(stderr, "profil: %s is not the file that ran (its build-ID differs, and no file of build-ID %s was found): the names of its code may be wrong\n",
+			o->path, object_hex(o));
+	} else if (o->build_id_size) {
+		fprintf(stderr, "profil: %s is not the file that ran (it is gone, and no file of build-ID %s was found): its code is [unknown]\n",
+			o->path, object_hex(o));
+	} else {
+		fprintf(stderr, "profil: %s is gone: its code is [unknown]\n",
+			o->path);
+	}
+}
+
+/*
+ * The object of region @fr of @h, found (object_find(), once for each
+ * path and build-ID) the first time it is asked for; NULL when it is no
+ * object, or without memory.
+ */
+static const struct object *object_of(struct report *r,
+				      const struct profile_file_hdr *h,
+				      const struct profile_file_region *fr)
+{
+	const char *path = file_name(h, fr);
+	struct object *o;
+	size_t i;
+
+	if (fr->kind != PROFILE_REGION_EXE && fr->kind != PROFILE_REGION_LIB)
+		return NULL;
+	for (i = 0; i < r->nr_objects; i++) {
+		o = &r->objects[i];
+		if (o->build_id_size == fr->build_id_size &&
+		    !memcmp(o->build_id, fr->build_id, fr->build_id_size) &&
+		    !strcmp(o->path, path))
+			return o;
+	}
+	o = realloc(r->objects, (r->nr_objects + 1) * sizeof(*o));
+	if (!o)
+		return NULL;
+	r->objects = o;
+	o += r->nr_objects++;
+	o->path = path;
+	o->build_id_size = fr->build_id_size;
+	memcpy(o->build_id, fr->build_id, fr->build_id_size);
+	o->file = NULL;
+	sym_debuginfo_path = (char *)r->debuginfo_path;
+	object_find(o);
+	return o;
+}
+
+/*
+ * Find every object of r->files (object_of()) now, so that what is said of
+ * them comes before the report.
+ */
+void report_objects(struct report *r)
 {
 	const struct profile_file_region *fr;
-	const char **seen = NULL, **more, *path;
-	size_t i, k, n = 0;
+	size_t i;
 	uint32_t j;
 
 	for (i = 0; i < r->nr_files; i++) {
 		fr = file_regions(r->files[i].h);
-		for (j = 0; j < r->files[i].h->nr_regions; j++) {
-			if ((fr[j].kind != PROFILE_REGION_EXE &&
-			     fr[j].kind != PROFILE_REGION_LIB) || !fr[j].build_id_size)
-				continue;
-			path = file_name(r->files[i].h, &fr[j]);
-			for (k = 0; k < n && strcmp(seen[k], path); k++)
-				;
-			if (k < n)
-				continue;
-			more = realloc(seen, (n + 1) * sizeof(*seen));
-			if (!more)
-				break;
-			seen = more;
-			seen[n++] = path;
-			if (!object_same(path, &fr[j]))
-				fprintf(stderr, "profil: %s is not the file that ran (its build-ID differs, or it is gone): the names of its code may be wrong\n",
-					path);
-		}
+		for (j = 0; j < r->files[i].h->nr_regions; j++)
+			object_of(r, r->files[i].h, &fr[j]);
 	}
-	free(seen);
 }
 
 /* Every file of @dir: profiles in r->files, the agents' complaints said. */
@@ -245,16 +466,17 @@ int report_load(struct report *r, const char *dir)
 	if (!d)
 		return -1;
 	while (!ret && (e = readdir(d))) {
-		if (sscanf(e->d_name, "e%d.tx%1s", &pid, end) == 2)
+		/* pid 0 is the rows' "every process" (struct row) */
+		if (sscanf(e->d_name, "e%d.tx%1s", &pid, end) == 2 && pid > 0)
 			report_why(r, dirfd(d), e->d_name, pid);
 		else if (sscanf(e->d_name, "%c%d.", &kind, &pid) == 2 &&
-			 (kind == 'p' || kind == 'c') &&
+			 (kind == 'p' || kind == 'c') && pid > 0 &&
 			 strstr(e->d_name, ".prof"))
 			ret = report_add(r, dirfd(d), e->d_name, pid, kind == 'c');
 	}
 	closedir(d);
 	if (!ret)
-		report_check_objects(r);
+		report_objects(r);
 	return ret;
 }
 
@@ -262,6 +484,11 @@ void report_free(struct report *r)
 {
 	size_t i;
 
+	for (i = 0; i < r->nr_objects; i++)
+		free(r->objects[i].file);
+	free(r->objects);
+	r->objects = NULL;
+	r->nr_objects = 0;
 	for (i = 0; i < r->nr_files; i++)
 		free((void *)r->files[i].h);
 	free(r->files);
@@ -271,33 +498,35 @@ void report_free(struct report *r)
 
 /* --- naming the PCs -------------------------------------------------- */
 
-static const Dwfl_Callbacks sym_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-};
-
-/* A libdwfl session with the file's objects at the biases they had. */
-static Dwfl *sym_open(const struct profile_file_hdr *h)
+/*
+ * A libdwfl session with the file's objects at the biases they had, each
+ * from the file here that names its code (object_of()), under its
+ * recorded path.
+ */
+static Dwfl *sym_open(struct report *r, const struct profile_file_hdr *h)
 {
 	const struct profile_file_region *fr = file_regions(h);
-	Dwfl *d = dwfl_begin(&sym_callbacks);
+	const struct object *o;
+	Dwfl *d;
 	uint32_t i, j;
 
+	sym_debuginfo_path = (char *)r->debuginfo_path;
+	d = dwfl_begin(&sym_callbacks);
 	if (!d)
 		return NULL;
 	dwfl_report_begin(d);
 	for (i = 0; i < h->nr_regions; i++) {
 		const char *path = file_name(h, &fr[i]);
 
-		if (fr[i].kind != PROFILE_REGION_EXE &&
-		    fr[i].kind != PROFILE_REGION_LIB)
+		o = object_of(r, h, &fr[i]);
+		if (!o || !o->file)
 			continue;
 		for (j = 0; j < i; j++)	/* an object with two text segments */
 			if (fr[j].bias == fr[i].bias &&
 			    !strcmp(file_name(h, &fr[j]), path))
 				break;
 		if (j == i)
-			dwfl_report_elf(d, path, path, -1, fr[i].bias, false);
+			dwfl_report_elf(d, path, o->file, -1, fr[i].bias, false);
 	}
 	dwfl_report_end(d, NULL, NULL);
 	return d;
@@ -399,6 +628,7 @@ static size_t bin_pieces(Dwfl *d, uint64_t a, uint64_t end,
 
 /* What report_walk() calls, for the files of one process. */
 struct walk {
+	struct report *r;
 	const struct pfile *f;
 	int src;			/* source lines */
 	const char *maps;		/* where the JITs' perf-PID.map are */
@@ -477,7 +707,9 @@ static int region_walk(const struct walk *w, Dwfl *d,
 {
 	const struct profile_file_hdr *h = w->f->h;
 	const uint32_t *bins = file_bins(h, fr);
-	struct report_sample s = { .pf = w->f, .region = fr };
+	const struct object *o = object_of(w->r, h, fr);
+	struct report_sample s = { .pf = w->f, .region = fr,
+				   .file = o ? o->file : NULL };
 	uint32_t i;
 	int ret = 0;
 
@@ -514,10 +746,10 @@ static int region_walk(const struct walk *w, Dwfl *d,
  * it (with r->lines, its source line too), to @fn: 0, or what @fn
  * returned that was not.
  */
-int report_walk(const struct report *r, report_visit_fn *fn, void *arg)
+int report_walk(struct report *r, report_visit_fn *fn, void *arg)
 {
 	const struct profile_file_region *fr;
-	struct walk w = { .src = r->lines, .fn = fn, .arg = arg,
+	struct walk w = { .r = r, .src = r->lines, .fn = fn, .arg = arg,
 			  .maps = r->perfmap_dir ? r->perfmap_dir : "/tmp" };
 	size_t i;
 	uint32_t j;
@@ -527,7 +759,7 @@ int report_walk(const struct report *r, report_visit_fn *fn, void *arg)
 	for (i = 0; i < r->nr_files && !ret; i++) {
 		w.f = &r->files[i];
 		fr = file_regions(w.f->h);
-		d = sym_open(w.f->h);
+		d = sym_open(r, w.f->h);
 		for (j = 0; j < w.f->h->nr_regions && !ret; j++)
 			ret = region_walk(&w, d, &fr[j]);
 		if (d)
