@@ -132,6 +132,8 @@ for k in $kernels; do
 		"$b/gprof-$k.log" "$top/scripts/gprof-check.sh" "$log"
 	gate "$k: gprof reads profil(1)'s gmon.out of an unmodified program (50:20 of its text)" \
 		"$b/gprof-cmd-$k.log" "$top/scripts/gprof-check.sh" "$log" cmd
+	gate "$k: go tool pprof reads profil report -f pprof of a record, the same functions and samples as its CSV" \
+		"$b/pprof-$k.log" "$top/scripts/pprof-check.sh" "$log"
 done
 
 echo "== make check took $(( $(date +%s) - start )) s"

@@ -92,6 +92,26 @@ profil_gmon() {
 	cd /tmp
 }
 
+# profil record of selftests/cmd_subject split as uid 65534 in DIR, and its
+# report as -f pprof (base64) and as CSV, to the host between markers
+# (pprof-check.sh: go tool pprof reads it as the CSV says).
+profil_pprof() {
+	mkdir -m 1777 "$1" && cd "$1" &&
+		/opt/profil/runas 65534 /opt/profil/profil record -o rec \
+		-- /opt/profil/cmd_subject split > /dev/null 2>&1 &&
+		/opt/profil/runas 65534 /opt/profil/profil report -f pprof \
+		-o p.pb.gz rec &&
+		/opt/profil/runas 65534 /opt/profil/profil report -f csv \
+		-o p.csv rec
+	echo "@@ profil-pprof begin"
+	base64 p.pb.gz
+	echo "@@ profil-pprof end"
+	echo "@@ profil-csv begin"
+	cat p.csv
+	echo "@@ profil-csv end"
+	cd /tmp
+}
+
 if [ "$mode" = forkcost ]; then
 	# The CPU time a fork costs its parent, module unloaded and loaded
 	# with no session, interleaved (bench/forkcost.c).
@@ -156,6 +176,7 @@ else
 	done
 	callgraph_gmon /tmp/gprof
 	profil_gmon /tmp/profil-gmon
+	profil_pprof /tmp/profil-pprof
 	# The no-module tests only mean something with the module gone.
 	if rmmod profil && [ ! -e /dev/profil ]; then
 		echo "ok - guest: rmmod profil with no session left"
