@@ -2123,7 +2123,15 @@ TEST_F_TIMEOUT(cmd, real_program_xz_agrees_with_perf_by_object, 180)
 	snprintf(in, sizeof(in), "/tmp/real.%d.txt", getpid());
 	ASSERT_EQ(0, make_text(in, 512 << 10));
 	snprintf(cmd, sizeof(cmd), "%s " REAL_XZ " %s > /dev/null", xz, in);
-	real_agrees(_metadata, self, cmd, REAL_TOL);
+	/*
+	 * 4 points, not 3: on 6.12 and 7.3 profil gives liblzma 2 to 3
+	 * points more than perf and libc as much less (one make check:
+	 * 6.1 95.6% against 95.7%, 6.12 97.4% against 95.4%, 7.3 97.2%
+	 * against 94.3%, where 3.0 failed), with perf's own two runs 0.6 to
+	 * 1.6 apart.  Not explained yet (issue 22); a missed object would be
+	 * 15 points or more.
+	 */
+	real_agrees(_metadata, self, cmd, REAL_TOL + 1);
 	unlink(in);
 }
 
