@@ -929,7 +929,11 @@ static void expect_jit_named(struct __test_metadata *_metadata,
 	ASSERT_NE(NULL, top);
 	EXPECT_STREQ("LazyCompile:*spin jit.js:1", top->function);
 	EXPECT_STREQ("[jit]", top->object);
-	EXPECT_LT(70.0, top->pct);
+	/*
+	 * Most, not 70% as without the map: writing it costs the program
+	 * CPU time before the spin (61-67% under the debug kernel).
+	 */
+	EXPECT_LT(50.0, top->pct);
 	EXPECT_LT(0, samples_of(&self->p, "all", "fifty"));
 }
 
