@@ -684,14 +684,15 @@ static int pclog_walk(const struct walk *w, const struct profile_file_region *fr
 	struct perfmap m;
 	int ret = 0;
 
+	/* A log has room for a PC (region_valid()): samples, then PCs. */
 	if (!count)
 		return 0;
 	if (perfmap_load(&m, w->maps, w->f->h->pid))
 		return -1;
-	s.samples = n ? (double)count / n : count;
+	s.samples = (double)count / n;
 	s.split = count != n;
-	for (i = 0; i < (n ? n : 1) && !ret; i++) {
-		s.pc = n ? pcs[i] : 0;
+	for (i = 0; i < n && !ret; i++) {
+		s.pc = pcs[i];
 		sym = s.pc ? perfmap_find(&m, s.pc) : NULL;
 		s.object = sym ? "[jit]" : "[unknown]";
 		s.function = s.symbol = sym ? sym->name : "[in no known code]";
