@@ -187,10 +187,19 @@ int profil_index_build(struct profil_arm *arm)
 	return 0;
 }
 
+/* Store @pc in slots @from to @to - 1 of a PC log (element 1 + slot). */
+static notrace void profil_log_fill(u64 *log, u64 from, u64 to, u64 pc)
+{
+	for (; from < to; from++)
+		WRITE_ONCE(log[1 + from], pc);
+}
+
 /*
  * PROFIL_REGION_PCLOG: count @n samples in @log[0] and store @pc for each
- * that has a slot.  The count is the process's memory too: whatever it
- * holds, only slots 1 to @nslots - 1 are written.  Return: @n.
+ * that has a slot: the sample that finds the count at c (modulo 2^64, as
+ * one at a time would) gets slot c if c < @nslots - 1.  The count is the
+ * process's memory too: whatever it holds, only slots 1 to @nslots - 1
+ * are written.  Return: @n.
  */
 static notrace u32 profil_log_pc(u64 *log, u64 nslots, u64 pc, u32 n)
 {
@@ -198,8 +207,10 @@ static notrace u32 profil_log_pc(u64 *log, u64 nslots, u64 pc, u32 n)
 
 	while (!try_cmpxchg64(&log[0], &i, i + n))
 		;
-	for (end = i + n; i != end && i < nslots - 1; i++)
-		WRITE_ONCE(log[1 + i], pc);
+	end = i + n;
+	profil_log_fill(log, i, min(end, nslots - 1), pc);
+	if (end < i)		/* the count wrapped: from slot 0 on too */
+		profil_log_fill(log, 0, min(end, nslots - 1), pc);
 	return n;
 }
 

@@ -2389,8 +2389,8 @@ static void pclog_check(struct fcase *c, const struct fz_want *w)
 		for (uint64_t s = 1; s < b->nbins; s++) {
 			uint64_t a = b->addr + 8 * s, v = mem_u64(a, 3);
 
-			/* Slots from the count on; a wrapped count fills none. */
-			if (s - 1 >= old && s - 1 - old < n)
+			/* Slot c for the sample that found the count at c. */
+			if (s - 1 - old < n)
 				CHECK(c, v, "PC log slot %llu empty after %llu samples from %llu",
 				      (unsigned long long)s,
 				      (unsigned long long)n,

@@ -43,8 +43,9 @@
  * the PCs no other region holds, in its first bin.  With
  * PROFIL_REGION_PCLOG (and not PROFIL_REGION_U32) it is instead an array
  * of __u64, 8-byte aligned, of at least 2: [0] counts its samples (never
- * saturates), and [1 + i] gets the PC of its i-th sample while there is
- * room; later samples are counted only.  So the code no object holds (a
+ * saturates; it wraps modulo 2^64), and the sample that finds it at c
+ * stores its PC in [1 + c] when there is one; later samples are counted
+ * only.  So the code no object holds (a
  * JIT's) can be named afterwards.
  */
 struct profil_region {
