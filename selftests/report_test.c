@@ -1722,4 +1722,99 @@ TEST(jit_pcs_without_a_readable_map_are_in_no_known_code)
 	free(f);
 }
 
+/*
+ * A file of @pid over @m, whose nowhere bin is a PC log of @n PCs (each
+ * for @count / @n samples): an arm the agent made before the objects that
+ * hold them were mapped.
+ */
+static struct profile_file_hdr *make_logged(pid_t pid, struct mk_region m,
+					    uint64_t count, const uint64_t *pcs,
+					    uint32_t n)
+{
+	struct profile_file_hdr *l = make_pclog(pid, n + 1, count, pcs, n);
+	struct profile_file_hdr *h = make_regions(pid, &m, 1), *both;
+	struct profile_file_region *fr;
+	size_t size;
+
+	if (!l || !h)
+		return NULL;
+	/* h's region, then l's, whose log goes after h's bins. */
+	size = (h->size + 7) & ~7UL;
+	both = calloc(1, size + (n + 1) * sizeof(uint64_t) +
+		      sizeof(*fr));
+	if (!both)
+		return NULL;
+	memcpy(both, h, sizeof(*h));
+	fr = (void *)(both + 1);
+	memcpy(fr, h + 1, sizeof(*fr));
+	memcpy(fr + 1, l + 1, sizeof(*fr));
+	both->nr_regions = 2;
+	both->names_off = sizeof(*both) + 2 * sizeof(*fr);
+	memcpy((char *)both + both->names_off, (char *)h + h->names_off,
+	       h->names_size);
+	fr[0].bins_off = (both->names_off + h->names_size + 3) & ~3UL;
+	fr[1].bins_off = (fr[0].bins_off + fr[0].nr_bins * 4 + 7) & ~7UL;
+	memcpy((char *)both + fr[1].bins_off,
+	       (char *)l + ((struct profile_file_region *)(l + 1))->bins_off,
+	       (n + 1) * sizeof(uint64_t));
+	both->size = fr[1].bins_off + (n + 1) * sizeof(uint64_t);
+	free(h);
+	free(l);
+	return both;
+}
+
+/*
+ * The agent's first arm covers the program and the linker only, and the
+ * PCs it logs in the libraries the linker maps next are named from a later
+ * arm of the same image that covers them; not from an arm of another
+ * image of the process (after an exec: the program elsewhere), nor of
+ * another process.  Here the first arm covers 16 bytes of this program,
+ * and the later one all of it: hot_b's 2 logged PCs (of 6 samples, 3
+ * PCs) are hot_b's 4 samples; the third PC, in nothing, stays nowhere, as
+ * do the other image's and the other process's, each its own count.
+ */
+TEST(logged_pcs_named_from_another_arm_of_the_image)
+{
+	struct report r = { .format = FORMAT_TEXT, .percent_limit_set = 1 };
+	struct mk_region all = self_text(), first = all, moved = all;
+	const uint64_t a_pcs[] = { (uintptr_t)hot_b, (uintptr_t)hot_b + 4,
+				   0x7f0000009000ULL };
+	const uint64_t c_pcs[] = { (uintptr_t)hot_c };
+	const uint64_t d_pcs[] = { (uintptr_t)hot_d };
+	struct profile_file_hdr *f[4];
+	struct text_row rows[16], hidden;
+	const struct text_row *w;
+	char *text;
+	int i, n;
+
+	first.end = first.start + 16;
+	moved.start += 16;
+	f[0] = make_logged(MAIN_PID, first, 6, a_pcs, 3);
+	f[1] = make_regions(MAIN_PID, &all, 1);
+	f[2] = make_logged(MAIN_PID, moved, 3, c_pcs, 1);
+	f[3] = make_logged(MAIN_PID + 1, all, 7, d_pcs, 1);
+	for (i = 0; i < 4; i++)
+		ASSERT_NE(NULL, f[i]);
+	*bin_at(f[1], 0, (uintptr_t)hot_a) = 100;
+	text = run_report(&r, f, 4);
+	n = text_rows(text, rows, 16, &hidden);
+	w = row_named(rows, n, "hot_a");
+	ASSERT_NE(NULL, w) TH_LOG("%s", text);
+	EXPECT_EQ(100, w->samples);
+	w = row_named(rows, n, "hot_b");
+	ASSERT_NE(NULL, w) TH_LOG("%s", text);
+	EXPECT_EQ(4, w->samples);
+	EXPECT_EQ(NULL, row_named(rows, n, "hot_c")) TH_LOG("%s", text);
+	EXPECT_EQ(NULL, row_named(rows, n, "hot_d")) TH_LOG("%s", text);
+	w = row_named(rows, n, "[in");
+	ASSERT_NE(NULL, w) TH_LOG("%s", text);
+	EXPECT_EQ(2 + 3 + 7, w->samples);
+	/* The headers count what stays nowhere: 2 + 3 of 42's, 7 of 43's. */
+	EXPECT_NE(NULL, strstr(text, "5 in no known code")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "7 in no known code")) TH_LOG("%s", text);
+	free(text);
+	for (i = 0; i < 4; i++)
+		free(f[i]);
+}
+
 TEST_HARNESS_MAIN

@@ -626,12 +626,28 @@ static size_t bin_pieces(Dwfl *d, uint64_t a, uint64_t end,
 	return n;
 }
 
+/* A logged PC that another arm of its process's image has a region for. */
+struct adopted {
+	size_t file;			/* in r->files */
+	const struct profile_file_region *fr;
+	uint64_t pc;
+	double samples;
+	int split;
+};
+
+struct adoptions {
+	struct adopted *v;
+	size_t n, cap;
+};
+
 /* What report_walk() calls, for the files of one process. */
 struct walk {
 	struct report *r;
 	const struct pfile *f;
 	int src;			/* source lines */
 	const char *maps;		/* where the JITs' perf-PID.map are */
+	struct adoptions *adopt;	/* the PCs pclog_walk() left to */
+					/* another file's regions */
 	report_visit_fn *fn;
 	void *arg;
 };
@@ -669,19 +685,101 @@ static int coarse_bin_walk(const struct walk *w, struct report_sample *s,
 	return ret;
 }
 
+/* The main program's region of @h, or NULL. */
+static const struct profile_file_region *
+file_exe(const struct profile_file_hdr *h)
+{
+	const struct profile_file_region *fr = file_regions(h);
+	uint32_t i;
+
+	for (i = 0; i < h->nr_regions; i++)
+		if (fr[i].kind == PROFILE_REGION_EXE)
+			return &fr[i];
+	return NULL;
+}
+
 /*
- * The PCs in no object: named from the JIT's map of its code when the
- * process wrote one, else "[in no known code]".  Each PC kept stands for
- * an equal share of the samples counted (all of them but when the log
+ * @a and @b are arms of one image of one process: the same pid and the
+ * same program at the same place (an exec maps it anew, and the kernel's
+ * ASLR moves it unless it is not PIE).
+ */
+static int same_image(const struct profile_file_hdr *a,
+		      const struct profile_file_hdr *b)
+{
+	const struct profile_file_region *x = file_exe(a), *y = file_exe(b);
+
+	return a->pid == b->pid && x && y && x->start == y->start &&
+	       !strcmp(file_name(a, x), file_name(b, y));
+}
+
+/*
+ * The region that another arm of @f's image has for @pc, its file in
+ * *@file; NULL if none has.  The agent arms over the program and the
+ * linker before the libraries are mapped, and the code of a library
+ * loaded later, or of one dlclose() removed, is in no region of the other
+ * arms: the PCs the log kept there are named from the arm that knew it.
+ */
+static const struct profile_file_region *
+pc_home(const struct report *r, const struct pfile *f, uint64_t pc,
+	size_t *file)
+{
+	const struct profile_file_region *fr;
+	size_t i;
+	uint32_t j;
+
+	for (i = 0; i < r->nr_files; i++) {
+		const struct profile_file_hdr *h = r->files[i].h;
+
+		if (&r->files[i] == f || !same_image(f->h, h))
+			continue;
+		fr = file_regions(h);
+		for (j = 0; j < h->nr_regions; j++)
+			if (fr[j].kind != PROFILE_REGION_NOWHERE &&
+			    fr[j].kind != PROFILE_REGION_PCLOG &&
+			    fr[j].start <= pc && pc < fr[j].end) {
+				*file = i;
+				return &fr[j];
+			}
+	}
+	return NULL;
+}
+
+/* @s (a logged PC) to be named from region @fr of file @file. */
+static int adopt(struct adoptions *a, size_t file,
+		 const struct profile_file_region *fr,
+		 const struct report_sample *s)
+{
+	struct adopted *v;
+
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 256;
+		v = realloc(a->v, a->cap * sizeof(*v));
+		if (!v)
+			return -1;
+		a->v = v;
+	}
+	a->v[a->n++] = (struct adopted){ .file = file, .fr = fr, .pc = s->pc,
+					 .samples = s->samples,
+					 .split = s->split };
+	return 0;
+}
+
+/*
+ * The PCs in no region: named from the JIT's map of its code when the
+ * process wrote one, left to the region another arm of the process has
+ * for them (pc_home()), else "[in no known code]".  Each PC kept stands
+ * for an equal share of the samples counted (all of them but when the log
  * filled).
  */
 static int pclog_walk(const struct walk *w, const struct profile_file_region *fr)
 {
 	struct report_sample s = { .pf = w->f, .region = fr };
+	const struct profile_file_region *home;
 	const struct perfmap_sym *sym;
 	uint64_t count, n, i;
 	const uint64_t *pcs = file_log(w->f->h, fr, &count, &n);
 	struct perfmap m;
+	size_t file;
 	int ret = 0;
 
 	/* A log has room for a PC (region_valid()): samples, then PCs. */
@@ -694,12 +792,61 @@ static int pclog_walk(const struct walk *w, const struct profile_file_region *fr
 	for (i = 0; i < n && !ret; i++) {
 		s.pc = pcs[i];
 		sym = s.pc ? perfmap_find(&m, s.pc) : NULL;
+		home = !sym && s.pc ? pc_home(w->r, w->f, s.pc, &file) : NULL;
+		if (home) {
+			ret = adopt(w->adopt, file, home, &s);
+			continue;
+		}
 		s.object = sym ? "[jit]" : "[unknown]";
 		s.function = s.symbol = sym ? sym->name : "[in no known code]";
 		s.start = sym ? sym->start : 0;
 		ret = w->fn(w->arg, &s);
 	}
 	perfmap_free(&m);
+	return ret;
+}
+
+static int by_file(const void *a, const void *b)
+{
+	const struct adopted *x = a, *y = b;
+
+	return x->file < y->file ? -1 : x->file > y->file;
+}
+
+/* The adopted PCs, each named exactly (its PC is known) in its region. */
+static int adopted_walk(struct walk *w)
+{
+	struct adoptions *a = w->adopt;
+	struct report_sample s;
+	const struct object *o;
+	Dwfl *d = NULL;
+	size_t i;
+	int ret = 0;
+
+	qsort(a->v, a->n, sizeof(*a->v), by_file);
+	for (i = 0; i < a->n && !ret; i++) {
+		const struct adopted *v = &a->v[i];
+
+		if (!i || v->file != a->v[i - 1].file) {
+			if (d)
+				dwfl_end(d);
+			w->f = &w->r->files[v->file];
+			d = sym_open(w->r, w->f->h);
+		}
+		o = object_of(w->r, w->f->h, v->fr);
+		s = (struct report_sample){ .pf = w->f, .region = v->fr,
+					    .pc = v->pc, .samples = v->samples,
+					    .split = v->split,
+					    .file = o ? o->file : NULL };
+		s.object = file_name(w->f->h, v->fr);
+		if (v->fr->kind == PROFILE_REGION_VDSO)
+			s.function = s.symbol = "[vdso]";
+		else
+			sym_name(d, v->fr->bias, w->src, &s);
+		ret = w->fn(w->arg, &s);
+	}
+	if (d)
+		dwfl_end(d);
 	return ret;
 }
 
@@ -750,8 +897,10 @@ static int region_walk(const struct walk *w, Dwfl *d,
 int report_walk(struct report *r, report_visit_fn *fn, void *arg)
 {
 	const struct profile_file_region *fr;
+	struct adoptions adopted = { 0 };
 	struct walk w = { .r = r, .src = r->lines, .fn = fn, .arg = arg,
-			  .maps = r->perfmap_dir ? r->perfmap_dir : "/tmp" };
+			  .maps = r->perfmap_dir ? r->perfmap_dir : "/tmp",
+			  .adopt = &adopted };
 	size_t i;
 	uint32_t j;
 	int ret = 0;
@@ -766,6 +915,9 @@ int report_walk(struct report *r, report_visit_fn *fn, void *arg)
 		if (d)
 			dwfl_end(d);
 	}
+	if (!ret)
+		ret = adopted_walk(&w);
+	free(adopted.v);
 	return ret;
 }
 
@@ -915,8 +1067,23 @@ static struct proc *proc_of(struct proc *p, size_t *n, pid_t pid)
 	return &p[i];
 }
 
-static void proc_add(struct proc *p, const struct profile_file_hdr *h)
+/* The samples of a PC log that no other arm of the process names. */
+static uint64_t log_nowhere(const struct report *r, const struct pfile *f,
+			    const struct profile_file_region *fr)
 {
+	uint64_t count, n, i, homed = 0;
+	const uint64_t *pcs = file_log(f->h, fr, &count, &n);
+	size_t file;
+
+	for (i = 0; i < n; i++)
+		homed += pcs[i] && pc_home(r, f, pcs[i], &file);
+	return n ? count - (uint64_t)((double)count * homed / n + 0.5) : count;
+}
+
+static void proc_add(const struct report *r, struct proc *p,
+		     const struct pfile *f)
+{
+	const struct profile_file_hdr *h = f->h;
 	const struct profile_file_region *fr = file_regions(h);
 	uint32_t i, j;
 
@@ -931,7 +1098,7 @@ static void proc_add(struct proc *p, const struct profile_file_hdr *h)
 		if (fr[i].kind == PROFILE_REGION_PCLOG) {
 			file_log(h, &fr[i], &count, &n);
 			p->total += count;
-			p->nowhere += count;
+			p->nowhere += log_nowhere(r, f, &fr[i]);
 			continue;
 		}
 		if (fr[i].kind == PROFILE_REGION_EXE)
@@ -967,7 +1134,7 @@ static struct proc *procs_of(struct report *r, size_t *n)
 		return NULL;
 	proc_of(p, n, r->main_pid);
 	for (i = 0; i < r->nr_files; i++)
-		proc_add(proc_of(p, n, r->files[i].pid), r->files[i].h);
+		proc_add(r, proc_of(p, n, r->files[i].pid), &r->files[i]);
 	if (!p[0].ended && r->main_cpu_ns) {
 		p[0].cpu_ns = r->main_cpu_ns;
 		p[0].ended = 1;
