@@ -6,12 +6,12 @@
 # where later keys override earlier ones.  Every repetition runs every
 # case once, in an order rotated by one case per repetition, so that each
 # tool is measured next to every other under the same conditions.
-# BENCH_REPS (default 5) and BENCH_SCALE (default 1: the iteration counts
+# BENCH_REPS (default 15) and BENCH_SCALE (default 1: the iteration counts
 # below, sized for a run of under 30 min under TCG on 2 cores) come from the
 # kernel command line (profil.bench=REPS,SCALE); BENCH_ONLY, a regular
 # expression over "TOOL:RATE WORKLOAD", keeps the cases it matches.
 B=/opt/profil
-reps=${BENCH_REPS:-5}
+reps=${BENCH_REPS:-15}
 scale=${BENCH_SCALE:-1}
 only=${BENCH_ONLY:-.}
 pcs=/tmp/bench-pcs
@@ -153,14 +153,20 @@ while [ "$rep" -le "$reps" ]; do
 	# CPU, parent and child: on two, under TCG, the parent spins for locks
 	# the child holds as it exits, by as much as the fork costs, more or
 	# less from run to run (alone measured dearer than under profil).
+	# And under perf record at the same rate, a sample a ms of task
+	# clock, of the forking process only (--no-inherit) and with its
+	# children: what sampling by a perf event costs a fork anyway.
 	want profilfork && for m in fork exec; do
-		for t in alone profil children; do
+		for t in alone profil children perf perfchildren; do
 			case $t in
 			alone) run= ;;
 			profil) run="$B/profil -o /dev/null --" ;;
 			children) run="$B/profil --children -o /dev/null --" ;;
+			perf) run="$B/perf record -q -e task-clock -c 1000000 --no-inherit -o /tmp/forkcost.data --" ;;
+			perfchildren) run="$B/perf record -q -e task-clock -c 1000000 -o /tmp/forkcost.data --" ;;
 			esac
 			echo "@@ bench profilfork $m:$t 0 $rep $(taskset -c 1 $run $B/forkcost $((300 * scale)) $m 2> /dev/null)"
+			rm -f /tmp/forkcost.data
 		done
 	done
 	rep=$((rep + 1))

@@ -28,6 +28,22 @@ function med(   i, j, t) {
 	return NM % 2 ? M[(NM + 1) / 2] : (M[NM / 2] + M[NM / 2 + 1]) / 2
 }
 
+# After med(): a distribution-free 95% interval of the median, from the
+# order statistics (the binomial's normal approximation), in CLO and CHI.
+function med_ci(   k) {
+	k = int((NM - 1.96 * sqrt(NM)) / 2)
+	if (k < 1) k = 1
+	CLO = M[k]; CHI = M[NM - k + 1]
+}
+
+# Whether a ratio's interval [lo, hi] shows it within 10% of 1, beyond it,
+# or cannot tell.
+function flat10(lo, hi) {
+	return lo == "" ? "" : lo >= 0.9 && hi <= 1.1 ? "flat within 10%" : \
+	       lo > 1.1 || hi < 0.9 ? "not flat within 10%" : \
+	       "not resolved at 10% by this many repetitions"
+}
+
 function name(t) {
 	return t == "null" ? "null-timer" : t == "profil" ? "profil.ko" : \
 	       t == "glibc" ? "glibc-profil" : t == "perf" ? "perf-record" : \
@@ -252,15 +268,25 @@ END {
 	for (i = 1; i <= n; i++) if (T[i] == "regions") {
 		C[i, "cpu"] = kv(i, "cpu_ns"); C[i, "s"] = kv(i, "samples")
 	}
-	r0 = cmed("regions", 0, 10000, "cpu")
-	for (i = 1; i <= n; i++) if (T[i] == "regions" && W[i] > 0 && C[i, "s"] > 0)
-		C[i, "rnps"] = (C[i, "cpu"] - r0) / C[i, "s"]
+	# Paired: each session's extra CPU over the no-session run of the
+	# same repetition, per sample; 1024 regions over 1 in that repetition.
+	for (i = 1; i <= n; i++) if (T[i] == "regions" && W[i] == 0) RZ[P[i]] = C[i, "cpu"]
+	for (i = 1; i <= n; i++) if (T[i] == "regions" && W[i] > 0 && C[i, "s"] > 0 && (P[i] in RZ)) {
+		C[i, "rnps"] = (C[i, "cpu"] - RZ[P[i]]) / C[i, "s"]
+		RN[W[i], P[i]] = C[i, "rnps"]
+	}
 	g1 = cmed("regions", 1, 10000, "rnps"); lo1 = MIN; hi1 = MAX
 	g2 = cmed("regions", 1024, 10000, "rnps"); lo2 = MIN; hi2 = MAX
+	med_reset()
+	for (p in RZ) if ((1 SUBSEP p) in RN && (1024 SUBSEP p) in RN && RN[1, p] > 0)
+		med_push(RN[1024, p] / RN[1, p])
+	gr = med(); nr = NM; med_ci()
 	print "" > md
-	print "Cost per sample against regions (bench/regions, 10 kHz; target: flat within 10%): " \
+	print "Cost per sample against regions (bench/regions, 10 kHz; target: flat within 10%), each over the no-session run of its repetition: " \
 	      "1 region " f(g1, 0) " ns (" f(lo1, 0) "–" f(hi1, 0) "), 1024 regions " f(g2, 0) \
-	      " ns (" f(lo2, 0) "–" f(hi2, 0) "): " f(ratio(g2, g1), 2) "x." > md
+	      " ns (" f(lo2, 0) "–" f(hi2, 0) "); 1024 over 1 in the same repetition: " f(gr, 2) \
+	      "x (95% interval of the median " f(CLO, 2) "–" f(CHI, 2) ", " nr " repetitions): " \
+	      flat10(gr == "" ? "" : CLO, CHI) "." > md
 
 	# mcount: the pg workloads, each figure paired per repetition.
 	print "" > md
@@ -313,13 +339,17 @@ END {
 		sa = cmed("profilfork", mode ":alone", 0, "sys")
 		sp = cmed("profilfork", mode ":profil", 0, "sys")
 		sc = cmed("profilfork", mode ":children", 0, "sys")
+		qp = cmed("profilfork", mode ":perf", 0, "fork")
+		qc = cmed("profilfork", mode ":perfchildren", 0, "fork")
 		if (pa == "")
 			continue
 		print "" > md
 		print "fork" (mode == "exec" ? " + exec of /bin/true" : "") " + exit + wait under profil(1), on one CPU: " \
 		      f(pp / 1000, 0) " us, " f(ratio(pp, pa), 2) "x of the same alone (" f(pa / 1000, 0) " us); with --children " \
 		      f(pc / 1000, 0) " us, " f(ratio(pc, pa), 2) "x (target: 1.2x).  The whole machine's busy time: " \
-		      f(ratio(sp, sa), 2) "x, with --children " f(ratio(sc, sa), 2) "x." > md
+		      f(ratio(sp, sa), 2) "x, with --children " f(ratio(sc, sa), 2) "x." \
+		      (qp == "" ? "" : "  Under perf record at the same rate (task-clock, a sample a ms): " \
+		       f(ratio(qp, pa), 2) "x, with its children " f(ratio(qc, pa), 2) "x.") > md
 	}
 	for (i = 1; i <= n; i++) if (T[i] == "sessmem") {
 		SM[W[i], R[i], P[i], "slab"] = kv(i, "slab_kb")

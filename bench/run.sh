@@ -27,10 +27,10 @@ cp "$top/bench/guest.sh" "$b/guest/guest.sh"
 echo "bench: guest $kver, $(nproc) host CPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1))"
 # Of make check's programs, only the two every guest starts or may use.
 GUEST_TESTS= GUEST_NOMOD_TESTS= GUEST_HELPERS="perfhold runas" \
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-2400} GUEST_MEM=${GUEST_MEM:-2048} \
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-5400} GUEST_MEM=${GUEST_MEM:-2048} \
 GUEST_EXTRA="$b/guest/perf $b/guest/guest.sh $b/work $b/cputree $b/bpfsample
 	$b/sessmem $b/mcount-none $b/mcount-glibc $b/mcount-libprofil" \
-GUEST_APPEND="profil.bench_reps=${BENCH_REPS:-5} profil.bench_scale=${BENCH_SCALE:-1} profil.bench_only=${BENCH_ONLY:-.}" \
+GUEST_APPEND="profil.bench_reps=${BENCH_REPS:-15} profil.bench_scale=${BENCH_SCALE:-1} profil.bench_only=${BENCH_ONLY:-.}" \
 	"$top/scripts/guest-run.sh" "$kver" bench "$b/guest.log"
 grep -q '^@@ guest done' "$b/guest.log" ||
 	{ echo "bench: the guest did not finish; see $b/guest.log"; exit 1; }
