@@ -15,7 +15,8 @@
 
 function kv(i, k) { return (i SUBSEP k) in V ? V[i, k] : "" }
 
-# Median and spread of the values pushed since med_reset().
+# Median and spread of the values pushed since med_reset(): MIN and MAX,
+# and the 95% interval of the median, CLO and CHI (med_ci()).
 function med_reset() { NM = 0 }
 function med_push(x) { if (x != "") M[++NM] = x + 0 }
 function med(   i, j, t) {
@@ -25,6 +26,7 @@ function med(   i, j, t) {
 		}
 	if (!NM) return ""
 	MIN = M[1]; MAX = M[NM]
+	med_ci()
 	return NM % 2 ? M[(NM + 1) / 2] : (M[NM / 2] + M[NM / 2 + 1]) / 2
 }
 
@@ -78,7 +80,7 @@ function order(   w, t, r, a, b, c) {
 		}
 }
 
-# Median of field k over the runs of (t, w, r); sets MIN and MAX.
+# Median of field k over the runs of (t, w, r); sets MIN, MAX, CLO and CHI.
 function cmed(t, w, r, k,   i) {
 	med_reset()
 	for (i = 1; i <= n; i++)
@@ -163,7 +165,7 @@ END {
 				C[i, "scale"] = ratio(C[i, "mcount"], C[j, "mcount"])
 
 	md = out "/table.md"
-	print "Medians of " INFO["reps"] " interleaved repetitions (min–max in brackets), " \
+	print "Medians of " INFO["reps"] " interleaved repetitions (in brackets a 95% interval of the median, from the order statistics; with 10 or fewer repetitions that is min–max), " \
 	      "guest kernel " INFO["kernel"] " (HZ " INFO["hz"] ") under QEMU TCG, " \
 	      INFO["cpus"] " vCPUs on " machine "" (secs != "" ? "; make bench took " \
 	      int(secs / 60) " min " secs % 60 " s" : "") ". TCG emulates every " \
@@ -175,7 +177,7 @@ END {
 	for (j = 1; j <= NK; j++) {
 		split(K[j], a, SUBSEP); t = a[1]; w = a[2]; r = a[3]
 		if (w ~ /^pg/ || w == "empty") continue
-		nps = cmed(t, w, r, "nps"); lo = MIN; hi = MAX
+		nps = cmed(t, w, r, "nps"); lo = CLO; hi = CHI
 		MED[t, w, r] = nps
 		note = ""
 		for (i = 1; i <= n; i++)
@@ -191,7 +193,7 @@ END {
 		if (QUIET[t, w, r]) MED[t, w, r] = ""
 		nullr = t == "null" || t == "none" || t == "glibc" || QUIET[t, w, r] || \
 			QUIET["null", w, r] ? "" : f(ratio(nps, MED["null", w, r]), 2)
-		nps = cmed(t, w, r, "nps"); lo = MIN; hi = MAX
+		nps = cmed(t, w, r, "nps"); lo = CLO; hi = CHI
 		if (QUIET[t, w, r]) nps = "q"
 		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w, name(t), r, \
 			f(cmed(t, w, r, "samples"), 0), f(cmed(t, w, r, "ovh"), 1), \
@@ -275,12 +277,12 @@ END {
 		C[i, "rnps"] = (C[i, "cpu"] - RZ[P[i]]) / C[i, "s"]
 		RN[W[i], P[i]] = C[i, "rnps"]
 	}
-	g1 = cmed("regions", 1, 10000, "rnps"); lo1 = MIN; hi1 = MAX
-	g2 = cmed("regions", 1024, 10000, "rnps"); lo2 = MIN; hi2 = MAX
+	g1 = cmed("regions", 1, 10000, "rnps"); lo1 = CLO; hi1 = CHI
+	g2 = cmed("regions", 1024, 10000, "rnps"); lo2 = CLO; hi2 = CHI
 	med_reset()
 	for (p in RZ) if ((1 SUBSEP p) in RN && (1024 SUBSEP p) in RN && RN[1, p] > 0)
 		med_push(RN[1024, p] / RN[1, p])
-	gr = med(); nr = NM; med_ci()
+	gr = med(); nr = NM
 	print "" > md
 	print "Cost per sample against regions (bench/regions, 10 kHz; target: flat within 10%), each over the no-session run of its repetition: " \
 	      "1 region " f(g1, 0) " ns (" f(lo1, 0) "–" f(hi1, 0) "), 1024 regions " f(g2, 0) \
@@ -290,7 +292,7 @@ END {
 
 	# mcount: the pg workloads, each figure paired per repetition.
 	print "" > md
-	print "-pg builds calling a leaf function from 1, 4 and 16 threads: mcount's cost per call is the build's less the no -pg build's in the same repetition; N threads / 1 is that cost's ratio in the same repetition (median, min–max; target for libprofil: 1.5x or less)." > md
+	print "-pg builds calling a leaf function from 1, 4 and 16 threads: mcount's cost per call is the build's less the no -pg build's in the same repetition; N threads / 1 is that cost's ratio in the same repetition (median, 95% interval of the median; target for libprofil: 1.5x or less)." > md
 	print "" > md
 	print "| -pg build | threads | ns/call | mcount ns/call | N threads / 1 | calls kept % | samples | overhead % |" > md
 	print "|---|---|---|---|---|---|---|---|" > md
@@ -303,7 +305,7 @@ END {
 			ww = pw[k]
 			if (!((t SUBSEP ww SUBSEP r) in SEEN)) continue
 			sc = k == 1 || t == "none" ? "" : cmed(t, ww, r, "scale")
-			scl = MIN; sch = MAX
+			scl = CLO; sch = CHI
 			printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", \
 				t == "none" ? "no -pg" : name(t) (r > 0 ? " " r " Hz" : ""), \
 				pn[k], f(cmed(t, ww, r, "call"), 1), \
@@ -316,9 +318,9 @@ END {
 
 	# fork + exec, and kernel memory.
 	for (i = 1; i <= n; i++) if (T[i] == "forkexec") C[i, "fork"] = kv(i, "ns/fork")
-	fe = cmed("forkexec", "exec", 0, "fork"); fel = MIN; feh = MAX
-	fs = cmed("forkexec", "session", 0, "fork"); fsl = MIN; fsh = MAX
-	fp = cmed("forkexec", "parent", 0, "fork"); fpl = MIN; fph = MAX
+	fe = cmed("forkexec", "exec", 0, "fork"); fel = CLO; feh = CHI
+	fs = cmed("forkexec", "session", 0, "fork"); fsl = CLO; fsh = CHI
+	fp = cmed("forkexec", "parent", 0, "fork"); fpl = CLO; fph = CHI
 	print "" > md
 	print "fork + exec of /bin/true + exit + wait (CPU of parent and child): " \
 	      f(fe / 1000, 0) " us (" f(fel / 1000, 0) "–" f(feh / 1000, 0) ") without a session, " \
@@ -368,7 +370,7 @@ END {
 			for (p = 1; p <= 9; p++) if ((ns[c] SUBSEP p) in SMR)
 				med_push((SM[ns[c], 1, p, ks[k]] - SM[ns[c], 0, p, ks[k]]) / ns[c])
 			v = med()
-			line = line " " f(v, 1) " (" f(MIN, 1) "–" f(MAX, 1) ") |"
+			line = line " " f(v, 1) " (" f(CLO, 1) "–" f(CHI, 1) ") |"
 		}
 		print line > md
 	}
