@@ -2199,12 +2199,15 @@ TEST_F_TIMEOUT(cmd, real_pipeline_gzip_into_xz_agrees_with_perf_by_object, 180)
 	 * a cross-vCPU wakeup costs swings with what the host does (libc at
 	 * 8.1% under perf and 24.4% under profil in one CI run on 6.12; in
 	 * two runs of the same tree, 3 and 6 points apart on gzip and
-	 * liblzma).  Pinned, the same two runs gave 0.6 and 3.3 points;
-	 * with each tool's two runs in turns (real_agrees()), within 1 point
-	 * on 6.1, 6.12 and 7.3, each tool's runs up to 4.3 points apart
-	 * (which then is the tolerance).  A process --children missed is 17
-	 * points or more.  real_agrees() runs the command alone first, so
-	 * that neither tool pays TCG's first translation of the code.
+	 * liblzma).  Pinned, the same two runs gave 0.6 and 3.3 points.
+	 * 7 points, not 3, for that: perf and profil measure different runs
+	 * of three processes; with each tool's two runs in turns
+	 * (real_agrees()), within 1 point on 6.1, 6.12 and 7.3 once, and 3.7
+	 * points apart on liblzma once (6.1: 70.2% by perf, 66.5% by
+	 * profil, each tool's own runs 2.5 and 1.2 points apart).  A process
+	 * --children missed is 17 points or more.  real_agrees() runs the
+	 * command alone first, so that neither tool pays TCG's first
+	 * translation of the code.
 	 */
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
@@ -2218,7 +2221,7 @@ TEST_F_TIMEOUT(cmd, real_pipeline_gzip_into_xz_agrees_with_perf_by_object, 180)
 	 * 15.8%.  On Debian's kernels the same is about 1%.
 	 */
 	real_agrees(_metadata, self, cmd,
-		    REAL_TOL + (debug_kernel() ? 10 : 0));
+		    REAL_TOL + 4 + (debug_kernel() ? 10 : 0));
 	sched_setaffinity(0, sizeof(all), &all);
 	unlink(in);
 }
