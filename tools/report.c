@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * profil(1)'s report: read the profile files the agent's arms left (see
- * profile-file.h), name each sampled PC with elfutils' libdwfl (symbol,
- * and with -l source line, from the object the agent recorded at the load
- * bias it had), sum by process and function, and print a flat profile as
- * text or CSV, or the main program's histogram as a gmon.out for gprof.
+ * profile-file.h; a record's may come from another machine, so each is
+ * checked and bounded), find each object they name here (at its path when
+ * its build-ID is the one that ran, else by build-ID: object_find()),
+ * name each sampled PC with elfutils' libdwfl (symbol, and with -l source
+ * line, from that file at the load bias the object had), sum by process
+ * and function, and print a flat profile as text or CSV, or the main
+ * program's histogram as a gmon.out for gprof.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
