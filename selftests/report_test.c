@@ -1191,11 +1191,13 @@ static void remove_tree(const char *dir)
 /*
  * profil report of a record gives what the report in one go (plain
  * profil) gives on the same files: the text (every process, and all of
- * them), the CSV, and the same bytes of -f pprof.
+ * them; of ./profil.data when no directory is named), the CSV, and the
+ * same bytes of -f pprof.
  */
 TEST(record_reported_as_in_one_go)
 {
 	char dir[] = "/tmp/report_test.rec.XXXXXX", args[4400], pb[4200];
+	char cwd[64], was[4096];
 	struct profile_file_hdr *f[2] = { make_hot_and_libc() };
 	struct mk_region m = self_text();
 	struct report r = { .format = FORMAT_TEXT, .children = 1 };
@@ -1213,6 +1215,20 @@ TEST(record_reported_as_in_one_go)
 	EXPECT_STREQ(want, out);
 	EXPECT_STREQ("", err);
 	EXPECT_NE(NULL, strstr(out, "# all 2 processes")) TH_LOG("%s", out);
+	free(out);
+	free(err);
+
+	/* No directory named: ./profil.data. */
+	snprintf(cwd, sizeof(cwd), "%s.cwd", dir);
+	snprintf(pb, sizeof(pb), "%s/%s", cwd, RECORD_DEFAULT_DIR);
+	ASSERT_EQ(0, mkdir(cwd, 0700));
+	ASSERT_EQ(0, make_record(pb, f, 2, 1));
+	ASSERT_NE(NULL, getcwd(was, sizeof(was)));
+	ASSERT_EQ(0, chdir(cwd));
+	EXPECT_EQ(0, profil_report("", &out, &err)) TH_LOG("%s", err);
+	ASSERT_EQ(0, chdir(was));
+	EXPECT_STREQ(want, out);
+	remove_tree(cwd);
 	free(want);
 	free(out);
 	free(err);
