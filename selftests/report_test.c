@@ -1569,6 +1569,25 @@ TEST(malformed_record_refused)
 	free(f);
 }
 
+/* record_prepare(@dir), what it says in @said (@len bytes); its return. */
+static int prepare(const char *dir, char *said, size_t len)
+{
+	FILE *err = tmpfile();
+	int fd, ret;
+
+	fflush(stderr);
+	fd = dup(2);
+	dup2(fileno(err), 2);
+	ret = record_prepare(dir);
+	fflush(stderr);
+	dup2(fd, 2);
+	close(fd);
+	rewind(err);
+	said[fread(said, 1, len - 1, err)] = '\0';
+	fclose(err);
+	return ret;
+}
+
 /*
  * profil record's directory: made when missing, used when empty, a
  * previous record's files removed, and any other directory refused with
@@ -1578,6 +1597,7 @@ TEST(record_directory_made_reused_or_refused)
 {
 	char dir[] = "/tmp/report_test.rec.XXXXXX", path[4200], sub[4200];
 	struct profile_file_hdr *f = make_hot();
+	char said[4400];
 	struct stat st;
 	FILE *o;
 
@@ -1602,7 +1622,9 @@ TEST(record_directory_made_reused_or_refused)
 	o = fopen(path, "we");
 	ASSERT_NE(NULL, o);
 	fclose(o);
-	EXPECT_EQ(-1, record_prepare(dir));
+	EXPECT_EQ(-1, prepare(dir, said, sizeof(said)));
+	EXPECT_NE(NULL, strstr(said, "is not empty, and not a directory profil record made"))
+		TH_LOG("%s", said);
 	EXPECT_EQ(0, access(path, F_OK));
 	snprintf(path, sizeof(path), "%s/%s", dir, RECORD_FILE);
 	EXPECT_EQ(0, access(path, F_OK));
@@ -1614,7 +1636,8 @@ TEST(record_directory_made_reused_or_refused)
 	o = fopen(path, "we");
 	ASSERT_NE(NULL, o);
 	fclose(o);
-	EXPECT_EQ(-1, record_prepare(dir));
+	EXPECT_EQ(-1, prepare(dir, said, sizeof(said)));
+	EXPECT_NE(NULL, strstr(said, dir)) TH_LOG("%s", said);
 	EXPECT_EQ(0, access(path, F_OK));
 	remove_tree(dir);
 	free(f);
