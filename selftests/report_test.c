@@ -1201,8 +1201,14 @@ TEST(record_reported_as_in_one_go)
 	struct profile_file_hdr *f[2] = { make_hot_and_libc() };
 	struct mk_region m = self_text();
 	struct report r = { .format = FORMAT_TEXT, .children = 1 };
+	static const struct {
+		const char *name;
+		enum report_sort sort;
+	} sorts[] = { { "symbol", SORT_SYMBOL }, { "object", SORT_OBJECT },
+		      { "process", SORT_PROCESS } };
 	char *want, *out, *err, *got;
 	size_t want_len, got_len;
+	int i;
 
 	ASSERT_NE(NULL, f[0]);
 	f[1] = make_regions(MAIN_PID + 1, &m, 1);
@@ -1239,6 +1245,32 @@ TEST(record_reported_as_in_one_go)
 	ASSERT_EQ(0, profil_report(args, &out, &err)) TH_LOG("%s", err);
 	EXPECT_STREQ(want, out);
 	free(want);
+	free(out);
+	free(err);
+
+	/* The command line's --sort and --percent-limit, as parsed. */
+	for (i = 0; i < 3; i++) {
+		r = (struct report){ .format = FORMAT_TEXT, .children = 1,
+				     .sort = sorts[i].sort,
+				     .percent_limit_set = 1,
+				     .percent_limit = 10 };
+		want = run_report(&r, f, 2);
+		snprintf(args, sizeof(args), "--sort %s --percent-limit 10 '%s'",
+			 sorts[i].name, dir);
+		ASSERT_EQ(0, profil_report(args, &out, &err)) TH_LOG("%s", err);
+		EXPECT_STREQ(want, out) TH_LOG("--sort %s", sorts[i].name);
+		free(want);
+		free(out);
+		free(err);
+	}
+	snprintf(args, sizeof(args), "--percent-limit 101 '%s'", dir);
+	EXPECT_EQ(125, profil_report(args, &out, &err));
+	EXPECT_NE(NULL, strstr(err, "from 0 to 100")) TH_LOG("%s", err);
+	free(out);
+	free(err);
+	snprintf(args, sizeof(args), "--sort address '%s'", dir);
+	EXPECT_EQ(125, profil_report(args, &out, &err));
+	EXPECT_NE(NULL, strstr(err, "unknown sort key")) TH_LOG("%s", err);
 	free(out);
 	free(err);
 
@@ -1283,26 +1315,34 @@ static int copy_file(const char *from, const char *to)
 	return close(out) || n < 0 ? -1 : 0;
 }
 
-/* The build-ID of this program into @id (its size), in hex in @hex. */
-static int self_build_id(uint8_t *id, char *hex)
+/* @path's build-ID into @id (its size), in hex in @hex; -1 if none. */
+static int build_id_of(const char *path, uint8_t *id, char *hex)
 {
 	const void *p = NULL;
 	int fd, n, i;
 	Elf *e;
 
-	self_text();
 	elf_version(EV_CURRENT);
-	fd = open(self_path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	n = e ? dwelf_elf_gnu_build_id(e, &p) : -1;
-	if (n > 0 && n <= PROFILE_BUILD_ID_MAX)
-		memcpy(id, p, n);
-	for (i = 0; i < n; i++)
+	if (n > PROFILE_BUILD_ID_MAX)
+		n = -1;
+	for (i = 0; i < n; i++) {
+		id[i] = ((const uint8_t *)p)[i];
 		sprintf(hex + 2 * i, "%02x", id[i]);
+	}
 	elf_end(e);
 	if (fd >= 0)
 		close(fd);
 	return n;
+}
+
+/* The build-ID of this program into @id (its size), in hex in @hex. */
+static int self_build_id(uint8_t *id, char *hex)
+{
+	self_text();
+	return build_id_of(self_path, id, hex);
 }
 
 /*
@@ -1347,6 +1387,120 @@ static int count_of(const char *hay, const char *needle)
 	for (; (hay = strstr(hay, needle)); hay++)
 		n++;
 	return n;
+}
+
+/*
+ * With -l, pprof's locations carry the source line the text report names:
+ * go tool pprof -top -lines gives each function's file and line as the
+ * text's source column does, with the same samples.
+ */
+TEST(pprof_lines_are_the_text_report_s_source_lines)
+{
+	char dir[] = "/tmp/report_test.XXXXXX", pb[64], cmd[256], want[600];
+	struct report r = { .format = FORMAT_TEXT, .lines = 1,
+			    .percent_limit_set = 1 };
+	struct profile_file_hdr *f = make_hot();
+	struct text_row rows[16], hidden;
+	char *text, *out;
+	int n, i, status;
+
+	text = run_report(&r, &f, 1);
+	n = text_rows(text, rows, 16, &hidden);
+	ASSERT_EQ(6, n) TH_LOG("%s", text);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(pb, sizeof(pb), "%s/a.pb.gz", dir);
+	r = (struct report){ .format = FORMAT_PPROF, .lines = 1 };
+	ASSERT_EQ(0, write_report(&r, &f, 1, pb));
+	snprintf(cmd, sizeof(cmd), "go tool pprof -top -lines -sample_index=samples "
+		 "-nodefraction=0 -nodecount=10000 %s 2>&1", pb);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
+	for (i = 0; i < n; i++) {
+		/* "hot_a report_test  report_test.c:317", as pprof names it */
+		char fn[64], src[512], at[512], *l;
+		double flat;
+
+		ASSERT_EQ(2, sscanf(rows[i].name, "%63s %*s %511s", fn, src))
+			TH_LOG("%s", rows[i].name);
+		snprintf(want, sizeof(want), "%% %s ", fn);
+		l = strstr(out, want + 1);
+		ASSERT_NE(NULL, l) TH_LOG("%s not in\n%s", fn, out);
+		ASSERT_EQ(1, sscanf(l + strlen(want) - 1, "%511s", at));
+		while (l > out && l[-1] != '\n')
+			l--;
+		ASSERT_EQ(1, sscanf(l, "%lf", &flat));
+		EXPECT_EQ(rows[i].samples, flat) TH_LOG("%s", fn);
+		l = strrchr(at, '/');
+		EXPECT_STREQ(src, l ? l + 1 : at) TH_LOG("%s", fn);
+	}
+	free(text);
+	free(out);
+	free(f);
+	unlink(pb);
+	rmdir(dir);
+}
+
+/* The file offset of this program's text (its PT_LOAD with PF_X). */
+static int self_text_offset_of(struct dl_phdr_info *info, size_t size,
+			       void *arg)
+{
+	uint64_t *off = arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD &&
+		    (info->dlpi_phdr[i].p_flags & PF_X)) {
+			*off = info->dlpi_phdr[i].p_offset;
+			break;
+		}
+	return 1;
+}
+
+/*
+ * The mapping of a pprof location, as go tool pprof -raw prints it
+ * ("ID: START/LIMIT/OFFSET FILE BUILDID"), is the region's: its range, the
+ * file offset its start is loaded from, and the object's build-ID.
+ */
+TEST(pprof_mapping_has_the_object_s_range_file_offset_and_build_id)
+{
+	char dir[] = "/tmp/report_test.XXXXXX", pb[64], cmd[256], hex[128];
+	char file[4096], id[128];
+	unsigned long long start, limit, off;
+	struct profile_file_hdr *f = make_hot();
+	struct profile_file_region *fr = (void *)(f + 1);
+	struct report r = { .format = FORMAT_PPROF };
+	uint64_t want_off = ~0ULL;
+	int status, found = 0;
+	char *out, *line;
+
+	fr->build_id_size = self_build_id(fr->build_id, hex);
+	ASSERT_LT(0, fr->build_id_size);
+	dl_iterate_phdr(self_text_offset_of, &want_off);
+	ASSERT_NE(~0ULL, want_off);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(pb, sizeof(pb), "%s/a.pb.gz", dir);
+	ASSERT_EQ(0, write_report(&r, &f, 1, pb));
+	snprintf(cmd, sizeof(cmd), "go tool pprof -raw %s 2>&1", pb);
+	out = output_of(cmd, &status);
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
+	line = strstr(out, "\nMappings\n");
+	ASSERT_NE(NULL, line) TH_LOG("%s", out);
+	while ((line = strchr(line + 1, '\n')))
+		if (sscanf(line + 1, "%*d: %llx/%llx/%llx %4095s %127s", &start,
+			   &limit, &off, file, id) == 5 &&
+		    !strcmp(file, self_path)) {
+			found++;
+			EXPECT_EQ(fr->start, start);
+			EXPECT_EQ(fr->end, limit);
+			EXPECT_EQ(want_off, off) TH_LOG("%s", out);
+			EXPECT_STREQ(hex, id);
+		}
+	EXPECT_EQ(1, found) TH_LOG("%s", out);
+	free(out);
+	free(f);
+	unlink(pb);
+	rmdir(dir);
 }
 
 /*
@@ -1411,6 +1565,59 @@ TEST(object_moved_is_found_by_build_id)
 	remove_tree(base);
 	remove_tree(dir);
 	free(f);
+}
+
+/*
+ * libc recorded at a path that is gone, on a machine with libc6-dbg: with
+ * no --debuginfo-path, found where libdwfl looks by default
+ * (/usr/lib/debug/.build-id/xx/yyyy.debug), read()'s bin named as it is
+ * with libc where it was.
+ */
+TEST(object_gone_is_named_from_usr_lib_debug_by_default)
+{
+	static const char gone[] = "/nonexistent/report_test/libc.so.6";
+	char dir[] = "/tmp/report_test.rec.XXXXXX", args[4400], hex[80];
+	char debug[4400], name[2][512];
+	void *fn = dlsym(RTLD_DEFAULT, "read");
+	struct profile_file_region *fr;
+	struct profile_file_hdr *f;
+	struct text_row rows[16], hidden;
+	struct mk_region m;
+	Dl_info info;
+	char *out, *err;
+	int n, i;
+
+	ASSERT_NE(0, dladdr(fn, &info));
+	m = (struct mk_region){ .kind = PROFILE_REGION_LIB,
+				.start = ((uintptr_t)fn & ~255ULL),
+				.bias = (uintptr_t)info.dli_fbase, .shift = 2 };
+	m.end = m.start + 4096;
+	for (i = 0; i < 2; i++) {
+		m.path = i ? gone : info.dli_fname;
+		f = make_regions(MAIN_PID, &m, 1);
+		fr = (void *)(f + 1);
+		n = build_id_of(info.dli_fname, fr->build_id, hex);
+		ASSERT_LT(2, n);
+		fr->build_id_size = n;
+		*bin_at(f, 0, (uintptr_t)fn) = 100;
+		ASSERT_EQ(0, make_record(dir, &f, 1, 0));
+		snprintf(args, sizeof(args), "'%s'", dir);
+		ASSERT_EQ(0, profil_report(args, &out, &err)) TH_LOG("%s", err);
+		EXPECT_STREQ("", err);
+		ASSERT_EQ(1, text_rows(out, rows, 16, &hidden)) TH_LOG("%s", out);
+		ASSERT_EQ(1, sscanf(rows[0].name, "%511s", name[i]));
+		EXPECT_NE('[', name[i][0]) TH_LOG("%s", out);
+		EXPECT_EQ(100, rows[0].samples);
+		free(out);
+		free(err);
+		remove_tree(dir);
+		strcpy(dir, "/tmp/report_test.rec.XXXXXX");
+		free(f);
+	}
+	EXPECT_STREQ(name[0], name[1]);
+	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+		 hex, hex + 2);
+	EXPECT_EQ(0, access(debug, R_OK)) TH_LOG("%s: libc6-dbg not installed?", debug);
 }
 
 /*
