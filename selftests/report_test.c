@@ -978,13 +978,17 @@ TEST(pprof_top_names_the_text_report_s_functions_with_its_shares)
 
 /*
  * Two runs' profiles merged by go tool pprof -proto, as a fleet merges
- * them: each function's samples are the sum of the two (1000 + 500).
+ * them: each function's samples are the sum of the two (1000 + 500),
+ * though the second run loaded the program elsewhere (another bias, as
+ * ASLR gives each run).
  */
 TEST(pprof_profiles_merged_by_go_tool_pprof_sum)
 {
 	static const uint32_t more[] = { 400, 0, 94, 3, 2, 1 };
+	const uint64_t moved = 0x10000000;
 	char dir[] = "/tmp/report_test.XXXXXX", a[64], b[64], m[64], cmd[512];
-	struct profile_file_hdr *f[2] = { make_hot(), make_hot() };
+	struct mk_region there = self_text();
+	struct profile_file_hdr *f[2] = { make_hot() };
 	struct report r = { .format = FORMAT_PPROF };
 	struct top_row top[32];
 	const struct top_row *t;
@@ -992,8 +996,12 @@ TEST(pprof_profiles_merged_by_go_tool_pprof_sum)
 	char *out;
 	size_t i;
 
+	there.start += moved;
+	there.end += moved;
+	there.bias += moved;
+	f[1] = make_regions(MAIN_PID, &there, 1);
 	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
-		*bin_at(f[1], 0, (uintptr_t)hot[i]) = more[i];
+		*bin_at(f[1], 0, (uintptr_t)hot[i] + moved) = more[i];
 	ASSERT_NE(NULL, mkdtemp(dir));
 	snprintf(a, sizeof(a), "%s/a.pb.gz", dir);
 	snprintf(b, sizeof(b), "%s/b.pb.gz", dir);
