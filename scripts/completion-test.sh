@@ -63,4 +63,48 @@ expect "$dir/rec.data" profil --debuginfo-path "$dir/rec."
 expect '' profil report "$dir/rec.data" ''
 rm -r "$dir"
 complete -p profil > /dev/null || { echo "not ok - no completion for profil"; fail=1; }
+
+# Every long option of tools/profil.c's tables, for plain profil, record and
+# report: offered by the completion after "--", named in profil(1), and in
+# --help's usage by its long name or its letter (-r for --rate).
+profil=$top/build/tools/profil
+usage=$("$profil" --help 2>&1) || { echo "not ok - $profil --help failed"; fail=1; }
+for mode in profile record report; do
+	words="profil"
+	[ "$mode" = profile ] || words="profil $mode"
+	# shellcheck disable=SC2206
+	COMP_WORDS=($words --)
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	_profil
+	offered=" ${COMPREPLY[*]} "
+	opts=$(awk -v t="${mode}_longs" '
+		$0 ~ "struct option " t "\\[\\]" { on = 1; next }
+		on && /\{ 0 \}/ { exit }
+		on && match($0, /"[a-z-]+", [a-z_]+, NULL, (\x27.\x27|[A-Z_]+)/) {
+			split(substr($0, RSTART, RLENGTH), f, /, */)
+			gsub(/"/, "", f[1]); gsub(/\x27/, "", f[4])
+			print f[1] " " f[4]
+		}' "$top/tools/profil.c")
+	[ -n "$opts" ] || { echo "not ok - no long options read for $mode"; fail=1; }
+	while read -r long letter; do
+		[ -n "$long" ] || continue
+		case $offered in
+		*" --$long "*) ;;
+		*) echo "not ok - $words: --$long not offered by the completion"; fail=1 ;;
+		esac
+		grep -Eq "Fl Fl $long( |$)" "$top/man/profil.1" ||
+			{ echo "not ok - --$long not in man/profil.1"; fail=1; }
+		[ "$long" = help ] && continue
+		case $letter in
+		[a-z]) alt="-$letter" ;;
+		*) alt="--$long" ;;
+		esac
+		printf '%s\n' "$usage" | grep -q -- "--$long\|\[$alt[] ]" ||
+			{ echo "not ok - $words: --$long not in --help"; fail=1; }
+	done <<-EOF2
+	$opts
+	EOF2
+	[ "$fail" = 0 ] && echo "ok - $words: every long option completed, in profil(1) and --help"
+done
 exit $fail
