@@ -14,7 +14,7 @@ pkgs="linux-source-6.1 qemu-system-x86 busybox-static pahole
 gcc g++ make libc6-dev mandoc cpio gzip xz-utils perl binutils
 flex bison bc libelf-dev libssl-dev libdw-dev linux-perf curl python3
 libc6-i386 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
-libc6-dbg"
+libc6-dbg kmod"
 case ${1:-} in
 bench)	pkgs="$pkgs clang llvm libbpf-dev bpftool gnuplot-nox" ;;
 package) pkgs="$pkgs debhelper dh-dkms dpkg-dev dkms lintian pkgconf fakeroot" ;;

@@ -129,7 +129,19 @@ suite_tree() {
 kver=$(depends "$meta" | sed -n 's/^linux-headers-\([0-9][^ ]*-amd64\)$/\1/p' | head -n 1)
 [ -n "$kver" ] || { echo "$me: $meta names no kernel${suite:+ in $suite}" >&2; exit 1; }
 root=$cache/$kver
+
+# modules.dep, which guest-modules.sh reads: the packages do not ship it
+# (their postinst runs depmod), so it is made here, and a cache that has
+# none (an older fetch on a host without depmod) gets it now.  Without it
+# the guest has no loop, ext4 or fuse modules, and their tests skip.
+moddep() {
+	[ -r "$root/lib/modules/$kver/modules.dep" ] && return 0
+	depmod -b "$root" "$kver" && [ -r "$root/lib/modules/$kver/modules.dep" ] ||
+		{ echo "$me: depmod -b $root $kver failed (kmod installed?)" >&2; exit 1; }
+}
+
 if [ -e "$root/.profil-done" ]; then
+	moddep
 	echo "$kver"
 	exit 0
 fi
@@ -175,8 +187,6 @@ sed -i "s#/usr/src/#$root/usr/src/#g" "$hdr/Makefile"
 ln -sfn "$root/usr/src/linux-headers-$kver" "$root/lib/modules/$kver/build"
 if [ -n "$suite" ]; then suite_tree "$hdr"; fi
 
-# modules.dep for guest-modules.sh comes with the modules package.
-[ -r "$root/lib/modules/$kver/modules.dep" ] ||
-	depmod -b "$root" "$kver" 2>/dev/null || true
+moddep
 touch "$root/.profil-done"
 echo "$kver"

@@ -748,8 +748,13 @@ TEST_F(writer, a_re_arm_that_keeps_the_file_writes_one_file_with_both_arms)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		spin_cpu(spin_a, 10 * 1000000ULL);
-		_exit(0);
+		/*
+		 * A request takes the child over now: without one, a child
+		 * that ends within a period of its fork may end before its
+		 * take-over, and leaves no file (profil(4)).
+		 */
+		_exit(get_stats().state == PROFIL_STATE_ON &&
+		      spin_cpu(spin_a, 10 * 1000000ULL) ? 0 : 3);
 	}
 	EXPECT_EQ(0, wait_status(pid));
 	EXPECT_EQ(0, stat_pid(self->dir, "k.%d", pid, &st));
