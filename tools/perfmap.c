@@ -22,6 +22,18 @@
 
 #include "profil.h"
 
+void *report_grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
+{
+	size_t c = *cap ? 2 * *cap : first;
+
+	if (n < *cap)
+		return v;
+	v = reallocarray(v, c, size);
+	if (v)
+		*cap = c;
+	return v;
+}
+
 #define PERFMAP_LINE_MAX	4096
 #define PERFMAP_BACK		64
 
@@ -44,13 +56,10 @@ static int perfmap_line(struct perfmap *m, char *line, size_t seq)
 	p[strcspn(p, "\n")] = '\0';
 	if (!*p)
 		return 0;
-	if (m->n == m->cap) {
-		m->cap = m->cap ? 2 * m->cap : 256;
-		v = realloc(m->v, m->cap * sizeof(*v));
-		if (!v)
-			return -1;
-		m->v = v;
-	}
+	v = report_grow(m->v, &m->cap, m->n, sizeof(*v), 256);
+	if (!v)
+		return -1;
+	m->v = v;
 	v = &m->v[m->n];
 	v->name = strdup(p);
 	if (!v->name)

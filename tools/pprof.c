@@ -145,15 +145,12 @@ static int vec_add(struct vec *v, void *p)
 
 	if (!p)
 		return -1;
-	if (v->n == v->cap) {
-		v->cap = v->cap ? 2 * v->cap : 256;
-		n = realloc(v->v, v->cap * sizeof(*n));
-		if (!n) {
-			free(p);
-			return -1;
-		}
-		v->v = n;
+	n = report_grow(v->v, &v->cap, v->n, sizeof(*n), 256);
+	if (!n) {
+		free(p);
+		return -1;
 	}
+	v->v = n;
 	v->v[v->n++] = p;
 	return 0;
 }

@@ -84,6 +84,14 @@ struct report_sample {
 
 typedef int report_visit_fn(void *arg, const struct report_sample *s);
 
+/*
+ * report_grow - room for one more in the array @v of @n @size-byte
+ * elements that has room for *@cap: @v itself, or @v moved to twice the
+ * room (@first the first time), *@cap updated.  NULL when out of memory,
+ * @v and *@cap as they were.
+ */
+void *report_grow(void *v, size_t *cap, size_t n, size_t size, size_t first);
+
 /* perfmap.c: a JIT's /tmp/perf-PID.map, at most this much of it */
 #define PERFMAP_MAX_BYTES	(256u << 20)
 

@@ -754,13 +754,10 @@ static int adopt(struct adoptions *a, size_t file,
 {
 	struct adopted *v;
 
-	if (a->n == a->cap) {
-		a->cap = a->cap ? 2 * a->cap : 256;
-		v = realloc(a->v, a->cap * sizeof(*v));
-		if (!v)
-			return -1;
-		a->v = v;
-	}
+	v = report_grow(a->v, &a->cap, a->n, sizeof(*v), 256);
+	if (!v)
+		return -1;
+	a->v = v;
 	a->v[a->n++] = (struct adopted){ .file = file, .fr = fr, .pc = s->pc,
 					 .samples = s->samples,
 					 .split = s->split };
@@ -930,13 +927,10 @@ static const char *keep(struct rows *rs, const char *s)
 {
 	char **v;
 
-	if (rs->nr_strs == rs->cap_strs) {
-		rs->cap_strs = rs->cap_strs ? 2 * rs->cap_strs : 256;
-		v = realloc(rs->strs, rs->cap_strs * sizeof(*v));
-		if (!v)
-			return NULL;
-		rs->strs = v;
-	}
+	v = report_grow(rs->strs, &rs->cap_strs, rs->nr_strs, sizeof(*v), 256);
+	if (!v)
+		return NULL;
+	rs->strs = v;
 	return rs->strs[rs->nr_strs++] = strdup(s);
 }
 
@@ -963,13 +957,10 @@ static int rows_add(struct rows *rs, const struct row *k)
 		row_absorb(&rs->v[rs->n - 1], k);
 		return 0;
 	}
-	if (rs->n == rs->cap) {
-		rs->cap = rs->cap ? 2 * rs->cap : 1024;
-		v = realloc(rs->v, rs->cap * sizeof(*v));
-		if (!v)
-			return -1;
-		rs->v = v;
-	}
+	v = report_grow(rs->v, &rs->cap, rs->n, sizeof(*v), 1024);
+	if (!v)
+		return -1;
+	rs->v = v;
 	v = &rs->v[rs->n];
 	*v = *k;
 	v->function = keep(rs, k->function);
