@@ -175,16 +175,27 @@ static int sigprof(void)
 }
 
 /* The session's counters, for the test's log. */
-static void print_stats(void)
+static struct profil_stats get_stats(void)
 {
 	struct profil_stats st = { .size = sizeof(st) };
 	int fd = open("/dev/profil", O_RDWR | O_CLOEXEC);
 
 	if (fd < 0 || ioctl(fd, PROFIL_IOC_STATS, &st))
+		st.size = 0;
+	if (fd >= 0)
+		close(fd);
+	return st;
+}
+
+static void print_stats(void)
+{
+	struct profil_stats st = get_stats();
+
+	if (!st.size)
 		return;
-	close(fd);
-	printf("stats: state %u samples %llu out_of_range %llu missed %llu paused %llu stop %u inherit_error %d written %llu\n",
+	printf("stats: state %u samples %llu ticks %llu out_of_range %llu missed %llu paused %llu stop %u inherit_error %d written %llu\n",
 	       st.state, (unsigned long long)st.samples,
+	       (unsigned long long)st.ticks,
 	       (unsigned long long)st.out_of_range,
 	       (unsigned long long)st.missed, (unsigned long long)st.paused,
 	       st.stop_reason, st.inherit_error,
@@ -252,10 +263,21 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "threads") || !strcmp(mode, "threads-cpus"))
 		return threads(mode[7] == '-');
 	if (!strcmp(mode, "spin")) {
+		struct profil_stats st[3];
+
+		st[0] = get_stats();
 		h = hot(600000000ULL);
+		st[1] = get_stats();
 		c = cold(200000000ULL);
+		st[2] = get_stats();
 		printf("hot %llu cold %llu\n", (unsigned long long)h,
 		       (unsigned long long)c);
+		/* What the kernel counted while each ran, for the test's log. */
+		printf("kernel: %llu samples in %llu ticks while hot ran, %llu in %llu while cold ran; ",
+		       (unsigned long long)(st[1].samples - st[0].samples),
+		       (unsigned long long)(st[1].ticks - st[0].ticks),
+		       (unsigned long long)(st[2].samples - st[1].samples),
+		       (unsigned long long)(st[2].ticks - st[1].ticks));
 		print_stats();
 		return 0;
 	}
