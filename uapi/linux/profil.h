@@ -173,6 +173,10 @@ struct profil_output_ctl {
 #define PROFIL_STOP_FULL	4 /* pcsample buffer full */
 #define PROFIL_STOP_INHERIT	5 /* a forked child could not take over */
 				  /* (or a pcsample array: not inherited) */
+/* An attachment (PROFIL_IOC_ATTACH) ends when its target: */
+#define PROFIL_STOP_EXIT	6 /* exited */
+#define PROFIL_STOP_EXEC	7 /* exec'ed */
+#define PROFIL_STOP_CRED	8 /* changed its credentials */
 
 /*
  * PROFIL_IOC_STATS argument.  Counters cover the life of the process's
@@ -215,6 +219,44 @@ struct profil_stats {
 #define PROFIL_STATS_SIZE_VER3	104 /* adds inherit_error */
 
 /*
+ * PROFIL_IOC_ATTACH argument.  Samples every thread, present and future,
+ * of another process (the target) into bins in kernel memory, which the
+ * caller maps read-only with mmap() on the same /dev/profil fd (offset 0,
+ * up to 'bins_size' bytes).  The fd becomes the attachment: STATS and OFF
+ * on it are the attachment's, and closing it (and unmapping the bins)
+ * ends it.  One attachment per fd.
+ *
+ * Permission is ptrace's: 'mem_fd' is the caller's own open of
+ * /proc/<pid>/mem (O_RDONLY is enough), whose open runs the kernel's
+ * ptrace access check (PTRACE_MODE_ATTACH_FSCREDS: Yama, dumpability,
+ * LSMs).  The kernel checks that it is such a file and that its memory is
+ * the target's now, so a recycled PID is not profiled by mistake; it does
+ * not keep the fd.  The target's memory is never read or written.
+ *
+ * The regions are struct profil_region as for PROFIL_MODE_HIST, but 'buf'
+ * is the byte offset of the bins in the mapping, not an address.  The
+ * bins are charged to the caller's user (RLIMIT_MEMLOCK, -ENOMEM past it)
+ * and memory cgroup.  The attachment ends (PROFIL_STOP_EXIT, _EXEC,
+ * _CRED) when the target exits, execs or changes credentials; counting
+ * stops then, the bins stay readable.
+ */
+struct profil_attach {
+	__u32 size;		/* sizeof(struct profil_attach) */
+	__u32 flags;		/* none defined yet: 0 */
+	__s32 mem_fd;		/* the caller's open /proc/<pid>/mem */
+	__s32 pid;		/* the target's process ID, in the */
+				/* caller's PID namespace */
+	__u32 rate;		/* in: Hz, 0 = HZ; out: the rate in use */
+	__u32 nr_regions;	/* entries in 'regions' */
+	__u32 region_size;	/* sizeof(struct profil_region) */
+	__u32 reserved;		/* 0 */
+	__aligned_u64 regions;	/* user address of struct profil_region[] */
+	__aligned_u64 bins_size; /* out: bytes to mmap(), page multiple */
+};
+
+#define PROFIL_ATTACH_SIZE_VER0	48 /* first published struct profil_attach */
+
+/*
  * The ioctl numbers.  SETUP and STATS carry sizeof() their struct in the
  * size bits, as _IOWR() computes it with the header a program was built
  * with; the kernel ignores those bits (it matches the type, the number and
@@ -226,5 +268,6 @@ struct profil_stats {
 #define PROFIL_IOC_SETUP	_IOWR(PROFIL_IOC_MAGIC, 1, struct profil_setup)
 #define PROFIL_IOC_OFF		_IO(PROFIL_IOC_MAGIC, 2)
 #define PROFIL_IOC_STATS	_IOWR(PROFIL_IOC_MAGIC, 3, struct profil_stats)
+#define PROFIL_IOC_ATTACH	_IOWR(PROFIL_IOC_MAGIC, 4, struct profil_attach)
 
 #endif /* _UAPI_LINUX_PROFIL_H */
