@@ -2,10 +2,12 @@
 /*
  * profil(2) for Linux: the /dev/profil ioctl ABI.
  *
- * A process arms a session for itself (there is no pid in this ABI): every
- * thread of the calling process, present and future, is sampled on its own
- * CPU time, and each sample adds one to a bin of a histogram in the
- * process's own memory, or stores the raw PC (pcsample mode).
+ * A process arms a session for itself (SETUP has no pid): every thread of
+ * the calling process, present and future, is sampled on its own CPU
+ * time, and each sample adds one to a bin of a histogram in the process's
+ * own memory, or stores the raw PC (pcsample mode).  A process may also
+ * attach to another it may ptrace (PROFIL_IOC_ATTACH), into bins in kernel
+ * memory that it maps read-only.
  *
  * Compatibility rules, for every struct below:
  *  - the first member is 'size', set by user space to sizeof() the struct as
