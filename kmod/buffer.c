@@ -380,31 +380,59 @@ static bool profil_cred_ipc_lock(const struct cred *cred)
 	return ret;
 }
 
-/*
- * Charge @nr pages to the user of @t (the caller, or a forked child taken
- * over), against @t's RLIMIT_MEMLOCK, counting @credit pages as about to
- * be released (the arm this one replaces).  As io_uring does, but the
- * charge is made with CAP_IPC_LOCK too, only not limited.  The arm keeps
- * the cred whose user it charged (free_uid() is not exported everywhere).
+/**
+ * profil_user_charge - charge @nr pages to @cred's user
+ * @cred: whose ->user is charged; the caller keeps it until the uncharge
+ * @limit: RLIMIT_MEMLOCK, in pages, of the task charged for
+ * @nr: pages to charge
+ * @credit: pages counted as about to be released (an arm being replaced)
+ *
+ * As io_uring does, but the charge is made with CAP_IPC_LOCK too, only not
+ * limited.  Shared by arms (their pins) and attachments (their bins).
+ *
+ * Return: 0, or -ENOMEM past @limit.
  */
-static int profil_charge(struct profil_arm *arm, unsigned long nr,
-			 unsigned long credit, struct task_struct *t)
+int profil_user_charge(const struct cred *cred, unsigned long limit,
+		       unsigned long nr, unsigned long credit)
 {
-	const struct cred *cred = get_task_cred(t);
 	atomic_long_t *locked = &cred->user->locked_vm;
-	unsigned long limit = task_rlimit(t, RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	bool bound = !profil_cred_ipc_lock(cred);
 	long cur, new;
 
 	cur = atomic_long_read(locked);
 	do {
 		new = cur + nr;
-		if (new < cur || (bound && new - min_t(long, credit, cur) > limit)) {
-			put_cred(cred);
+		if (new < cur ||
+		    (bound && new - min_t(long, credit, cur) > limit))
 			return -ENOMEM;
-		}
 	} while (!atomic_long_try_cmpxchg(locked, &cur, new));
+	return 0;
+}
 
+/* Undo profil_user_charge(@cred, ..., @nr, ...). */
+void profil_user_uncharge(const struct cred *cred, unsigned long nr)
+{
+	atomic_long_sub(nr, &cred->user->locked_vm);
+}
+
+/*
+ * Charge @nr pages to the user of @t (the caller, or a forked child taken
+ * over), against @t's RLIMIT_MEMLOCK, counting @credit pages as about to
+ * be released (the arm this one replaces).  The arm keeps the cred whose
+ * user it charged (free_uid() is not exported everywhere).
+ */
+static int profil_charge(struct profil_arm *arm, unsigned long nr,
+			 unsigned long credit, struct task_struct *t)
+{
+	const struct cred *cred = get_task_cred(t);
+	unsigned long limit = task_rlimit(t, RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	int ret;
+
+	ret = profil_user_charge(cred, limit, nr, credit);
+	if (ret) {
+		put_cred(cred);
+		return ret;
+	}
 	arm->cred = cred;
 	arm->charged = nr;
 	atomic64_add(nr, &arm->sess->mn.mm->pinned_vm);
@@ -416,7 +444,7 @@ static void profil_uncharge(struct profil_arm *arm)
 	if (!arm->cred)
 		return;
 	atomic64_sub(arm->charged, &arm->sess->mn.mm->pinned_vm);
-	atomic_long_sub(arm->charged, &arm->cred->user->locked_vm);
+	profil_user_uncharge(arm->cred, arm->charged);
 	put_cred(arm->cred);
 	arm->cred = NULL;
 	arm->charged = 0;

@@ -214,7 +214,7 @@ static void profil_inherit(const struct profil_arm *parent, struct file *dir,
 		return;
 	if (ret || parent->mode == PROFIL_MODE_PCSAMPLE)
 		goto failed;	/* pcsample: by design, no error */
-	profil_count_add(sess, PROFIL_TC_MISSED,
+	profil_count_add(&sess->cnt, PROFIL_TC_MISSED,
 			 div64_u64(READ_ONCE(child->se.sum_exec_runtime),
 				   parent->period_ns));
 	arm = profil_arm_clone(parent, dir, child);

@@ -154,6 +154,8 @@ struct profil_session;
 
 struct profil_arm {
 	struct profil_session *sess;	/* owner; outlives the arm's use */
+	struct profil_counters *cnt;	/* what the tick counts into: */
+					/* @sess's; set with @sess */
 	refcount_t ref;			/* see "Objects" above */
 	struct rcu_head rcu;
 	u32 flags;			/* PROFIL_F_* */
@@ -320,11 +322,11 @@ struct profil_session {
 					/* took over last, referenced */
 };
 
-/* Add @n to the tick's counter @i of @sess, on this CPU. */
-static __always_inline void profil_count_add(struct profil_session *sess,
+/* Add @n to the tick's counter @i of @cnt, on this CPU. */
+static __always_inline void profil_count_add(struct profil_counters *cnt,
 					     enum profil_tick_counter i, u64 n)
 {
-	this_cpu_add(sess->cnt.tick->v[i], n);
+	this_cpu_add(cnt->tick->v[i], n);
 }
 
 /* arm.c: arms and their fault state */
@@ -361,10 +363,15 @@ void profil_session_failed(struct profil_session *sess, u32 why, int err);
 bool profil_session_settle_run(struct profil_session *sess);
 void profil_session_stats(struct profil_session *sess,
 			  struct profil_stats *st);
+void profil_counters_sum(const struct profil_counters *cnt,
+			 struct profil_stats *st);
 int profil_sessions_init(void);
 void profil_sessions_exit(void);
 
 /* buffer.c: accounting, pinning, mapping and watching of regions */
+int profil_user_charge(const struct cred *cred, unsigned long limit,
+		       unsigned long nr, unsigned long credit);
+void profil_user_uncharge(const struct cred *cred, unsigned long nr);
 int profil_regions_pin(struct profil_arm *arm, unsigned long credit,
 		       struct task_struct *t);
 void profil_regions_unwatch(struct profil_arm *arm);

@@ -487,6 +487,7 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 	int ret;
 
 	arm->sess = sess;
+	arm->cnt = &sess->cnt;
 	mutex_lock(&sess->lock);
 	old = profil_locked_arm(sess);
 	keep = arm->flags & PROFIL_F_KEEP_FILE;
@@ -593,16 +594,16 @@ static void profil_session_settle_now(struct profil_session *sess)
 /*
  * The tick's counters, summed over the CPUs.  Each CPU's only grows, so
  * a sum read while ticks run is no less than one read before it; once the
- * session is off (its events released), it is exact.
+ * session (or attachment) is off, its events released, it is exact.
  */
-static void profil_session_sum(struct profil_session *sess,
-			       struct profil_stats *st)
+void profil_counters_sum(const struct profil_counters *cnt,
+			 struct profil_stats *st)
 {
 	const struct profil_tick_counters *c;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		c = per_cpu_ptr(sess->cnt.tick, cpu);
+		c = per_cpu_ptr(cnt->tick, cpu);
 		st->ticks += READ_ONCE(c->v[PROFIL_TC_TICKS]);
 		st->samples += READ_ONCE(c->v[PROFIL_TC_SAMPLES]);
 		st->out_of_range += READ_ONCE(c->v[PROFIL_TC_OUT_OF_RANGE]);
@@ -628,7 +629,7 @@ void profil_session_stats(struct profil_session *sess, struct profil_stats *st)
 	st->write_error = sess->write_error;
 	st->inherit_error = sess->inherit_error;
 	mutex_unlock(&sess->lock);
-	profil_session_sum(sess, st);
+	profil_counters_sum(&sess->cnt, st);
 	st->armed = atomic64_read(&sess->cnt.armed);
 	st->written = atomic64_read(&sess->cnt.written);
 	st->writing = atomic_read(&sess->cnt.writing);

@@ -216,13 +216,13 @@ static notrace u32 profil_log_pc(u64 *log, u64 nslots, u64 pc, u32 n)
 
 static notrace void profil_count(const struct profil_arm *arm, u64 pc, u32 n)
 {
-	struct profil_session *sess = arm->sess;
+	struct profil_counters *cnt = arm->cnt;
 	const struct profil_kregion *r;
 	void *bin = profil_find_bin(arm, pc, &r);
 	u32 added;
 
 	if (!bin) {
-		profil_count_add(sess, PROFIL_TC_OUT_OF_RANGE, n);
+		profil_count_add(cnt, PROFIL_TC_OUT_OF_RANGE, n);
 		return;
 	}
 	if (r->flags & PROFIL_REGION_PCLOG)
@@ -231,9 +231,9 @@ static notrace void profil_count(const struct profil_arm *arm, u64 pc, u32 n)
 		added = profil_bin_add32(bin, n);
 	else
 		added = profil_bin_add16(bin, n);
-	profil_count_add(sess, PROFIL_TC_SAMPLES, added);
+	profil_count_add(cnt, PROFIL_TC_SAMPLES, added);
 	if (added != n)
-		profil_count_add(sess, PROFIL_TC_SATURATED, n - added);
+		profil_count_add(cnt, PROFIL_TC_SATURATED, n - added);
 }
 
 /*
@@ -250,13 +250,13 @@ static notrace void profil_store_pc(struct profil_arm *arm, u64 pc, u32 n)
 	for (; n; n--) {
 		i = atomic_long_inc_return(&arm->pc_next) - 1;
 		if (i >= r->nbins) {
-			profil_count_add(sess, PROFIL_TC_MISSED, n);
+			profil_count_add(arm->cnt, PROFIL_TC_MISSED, n);
 			if (!atomic_xchg(&arm->full, 1))
 				profil_session_kick(sess);
 			return;
 		}
 		WRITE_ONCE(pcs[i], pc);
-		profil_count_add(sess, PROFIL_TC_SAMPLES, 1);
+		profil_count_add(arm->cnt, PROFIL_TC_SAMPLES, 1);
 	}
 }
 
@@ -275,7 +275,7 @@ static notrace void profil_tick(struct perf_event *event,
 	struct profil_arm *arm = event->overflow_handler_context;
 	u64 n;
 
-	profil_count_add(arm->sess, PROFIL_TC_TICKS, 1);
+	profil_count_add(arm->cnt, PROFIL_TC_TICKS, 1);
 	n = profil_clock_charge(arm, event);
 	if (!n)
 		return;
@@ -291,12 +291,12 @@ static notrace void profil_tick(struct perf_event *event,
 	if (unlikely(current->mm != arm->sess->mn.mm ||
 		     (current->flags & (PF_KTHREAD | PF_IO_WORKER)) ||
 		     atomic_read(&arm->faulted) || READ_ONCE(arm->held))) {
-		profil_count_add(arm->sess, PROFIL_TC_MISSED, n);
+		profil_count_add(arm->cnt, PROFIL_TC_MISSED, n);
 		return;
 	}
 	/* Paused by the process (moncontrol(0)), through its image. */
 	if (arm->out && !READ_ONCE(profil_output_ctl(arm)->enable)) {
-		profil_count_add(arm->sess, PROFIL_TC_PAUSED, n);
+		profil_count_add(arm->cnt, PROFIL_TC_PAUSED, n);
 		return;
 	}
 	if (arm->mode == PROFIL_MODE_PCSAMPLE)
