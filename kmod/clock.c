@@ -145,6 +145,27 @@ static notrace u64 profil_periods(u64 *owed, u64 period)
 }
 
 /**
+ * profil_clock_charge_event - the periods @event's count owes @arm
+ * @arm: the tick's arm
+ * @event: the tick's event, its count brought up to date
+ *
+ * From the tick, in hard irq: the whole periods are taken from the count,
+ * which keeps the remainder.  An attachment charges this way only: the
+ * target's threads' entries belong to the target's own session.
+ *
+ * Return: how many periods of @arm to charge.
+ */
+notrace u64 profil_clock_charge_event(const struct profil_arm *arm,
+				      struct perf_event *event)
+{
+	u64 owed = local64_read(&event->count);
+	u64 n = profil_periods(&owed, arm->period_ns);
+
+	local64_sub(n * arm->period_ns, &event->count);
+	return n;
+}
+
+/**
  * profil_clock_charge - the periods current's tick charges
  * @arm: the tick's arm
  * @event: the tick's event, its count brought up to date
@@ -159,17 +180,14 @@ notrace u64 profil_clock_charge(const struct profil_arm *arm,
 				struct perf_event *event)
 {
 	struct profil_thread *th = NULL;
-	u64 clock, owed, n;
+	u64 clock, n;
 
 	rcu_read_lock();
 	if (atomic_read(&profil_nr_threads))
 		th = profil_thread_find(current);
 	if (!th) {
 		rcu_read_unlock();
-		owed = local64_read(&event->count);
-		n = profil_periods(&owed, arm->period_ns);
-		local64_sub(n * arm->period_ns, &event->count);
-		return n;
+		return profil_clock_charge_event(arm, event);
 	}
 	clock = profil_thread_clock();
 	if (th->arm_id != arm->id) {

@@ -407,6 +407,8 @@ void profil_clock_exec_done(struct task_struct *t);
 bool profil_clock_exec_cred(const struct cred *cred);
 u64 profil_clock_charge(const struct profil_arm *arm,
 			struct perf_event *event);
+u64 profil_clock_charge_event(const struct profil_arm *arm,
+			      struct perf_event *event);
 
 /* tick.c: the sampling events */
 int profil_index_build(struct profil_arm *arm);
