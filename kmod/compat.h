@@ -13,6 +13,7 @@
 #include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/list.h>
+#include <linux/mm.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/sched.h>
@@ -156,5 +157,25 @@ static inline struct cgroup_subsys_state *profil_blkcg_get(struct task_struct *t
 	return NULL;
 #endif
 }
+
+/*
+ * Set and clear flags of a VMA being mapped: vm_flags_set() and
+ * vm_flags_clear() since 6.3 (vm_flags became read-only), a plain field
+ * before.
+ */
+#ifdef PROFIL_HAVE_VM_FLAGS_SET
+static inline void profil_vm_flags_mod(struct vm_area_struct *vma,
+				       vm_flags_t set, vm_flags_t clear)
+{
+	vm_flags_set(vma, set);
+	vm_flags_clear(vma, clear);
+}
+#else
+static inline void profil_vm_flags_mod(struct vm_area_struct *vma,
+				       unsigned long set, unsigned long clear)
+{
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
+}
+#endif
 
 #endif /* _PROFIL_COMPAT_H */

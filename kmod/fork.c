@@ -364,12 +364,16 @@ static void profil_fork_gone(struct task_struct *t)
 		profil_fork_free(f);
 }
 
-/* sched_process_exec, in @t once its exec cannot fail. */
+/*
+ * sched_process_exec, in @t once its exec cannot fail: also ends the
+ * attachments to its process (attach.c).
+ */
 static void profil_on_exec(void *data, struct task_struct *t, pid_t old_pid,
 			   struct linux_binprm *bprm)
 {
 	profil_clock_exec_done(t);
 	profil_fork_gone(t);
+	profil_attach_exec(t);
 }
 
 /* task_rename: an exec (or a prctl) renames @t. */
@@ -379,11 +383,15 @@ static void profil_on_rename(void *data, struct task_struct *t,
 	profil_clock_exec_rename(t);
 }
 
-/* sched_process_exit, in the exiting @t: its clock and its take-over. */
+/*
+ * sched_process_exit, in the exiting @t: its clock, its take-over, and
+ * the attachments to its process if it is the last thread.
+ */
 static void profil_on_exit(void *data, PROFIL_EXIT_PROBE_ARGS)
 {
 	profil_clock_gone(t);
 	profil_fork_gone(t);
+	profil_attach_exit(t);
 }
 
 /* sched_process_fork: in the parent, may not sleep, @child not yet run. */

@@ -3,8 +3,10 @@
  * /dev/profil: profil(2) for Linux.
  *
  * A misc device whose ioctls arm, stop and query the calling process's
- * profiling session.  Each handler copies its argument in and validates it
- * completely before it touches the session, so bad input changes nothing.
+ * profiling session, or attach the fd to another process (attach.c), after
+ * which STATS, OFF and mmap() on that fd are the attachment's.  Each
+ * handler copies its argument in and validates it completely before it
+ * touches the session, so bad input changes nothing.
  * See Documentation in man/profil.4 and the ABI in uapi/linux/profil.h.
  */
 #include <linux/capability.h>
@@ -275,8 +277,70 @@ err_free:
 	return ret;
 }
 
-static long profil_ioc_stats(void __user *uarg)
+static int profil_attach_check(const struct profil_attach *ka, u32 *rate)
 {
+	struct profil_setup ks = {
+		.mode		= PROFIL_MODE_HIST,
+		.rate		= ka->rate,
+		.nr_regions	= ka->nr_regions,
+		.region_size	= ka->region_size,
+	};
+
+	if (ka->flags || ka->reserved)
+		return -EINVAL;
+	return profil_setup_check(&ks, rate);
+}
+
+/*
+ * Attach @file to another process.  The regions are checked as SETUP's
+ * (their 'buf' an offset into the bins); the rest is attach.c's.
+ */
+static long profil_ioc_attach(struct file *file, void __user *uarg)
+{
+	struct profil_attach __user *ua = uarg;
+	struct profil_attach ka;
+	struct profil_setup ks;
+	struct profil_arm *arm;
+	u64 bins_size;
+	u32 rate;
+	int ret;
+
+	ret = profil_copy_in(&ka, sizeof(ka), PROFIL_ATTACH_SIZE_VER0, uarg);
+	if (ret)
+		return ret;
+	ret = profil_attach_check(&ka, &rate);
+	if (ret)
+		return ret;
+	if (READ_ONCE(profil_perfmon_only) && !perfmon_capable())
+		return -EACCES;
+	if (put_user(rate, &ua->rate))
+		return -EFAULT;
+
+	arm = profil_arm_alloc(ka.nr_regions);
+	if (!arm)
+		return -ENOMEM;
+	arm->mode = PROFIL_MODE_HIST;
+	arm->rate = rate;
+	arm->period_ns = div_u64(NSEC_PER_SEC, rate);
+	ks = (struct profil_setup){ .mode = PROFIL_MODE_HIST,
+				    .nr_regions = ka.nr_regions,
+				    .region_size = ka.region_size,
+				    .regions = ka.regions };
+	ret = profil_regions_copy(arm, &ks);
+	if (ret) {
+		profil_arm_put(arm);
+		return ret;
+	}
+	ret = profil_attach_start(file, arm, ka.mem_fd, ka.pid, &bins_size);
+	if (ret)
+		return ret;
+	/* A fault here leaves the attachment in place: close() ends it. */
+	return put_user(bins_size, &ua->bins_size) ? -EFAULT : 0;
+}
+
+static long profil_ioc_stats(struct file *file, void __user *uarg)
+{
+	struct profil_attachment *att = READ_ONCE(file->private_data);
 	struct profil_session *sess;
 	struct profil_stats st = {};
 	u32 usize;
@@ -287,8 +351,11 @@ static long profil_ioc_stats(void __user *uarg)
 		return -EINVAL;
 
 	/* A vfork child, or a process that never armed: all zero, off. */
-	sess = profil_vfork_child() ? NULL : profil_session_find(current->mm);
-	if (sess)
+	sess = att || profil_vfork_child() ? NULL :
+		profil_session_find(current->mm);
+	if (att)
+		profil_attach_stats(att, &st);
+	else if (sess)
 		profil_session_stats(sess, &st);
 	st.size = min_t(u32, usize, sizeof(st));
 	return copy_to_user(uarg, &st, st.size) ? -EFAULT : 0;
@@ -305,6 +372,7 @@ static long profil_ioc_stats(void __user *uarg)
 static long profil_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)
 {
+	struct profil_attachment *att = READ_ONCE(file->private_data);
 	struct profil_session *sess;
 
 	if (!current->mm)
@@ -320,6 +388,10 @@ static long profil_ioctl(struct file *file, unsigned int cmd,
 	case PROFIL_IOC_BASE(PROFIL_IOC_OFF):
 		if (arg)
 			return -EINVAL;
+		if (att) {
+			profil_attach_off(att);
+			return 0;
+		}
 		if (profil_vfork_child())
 			return 0;	/* nothing of its own to stop */
 		sess = profil_session_find(current->mm);
@@ -327,15 +399,45 @@ static long profil_ioctl(struct file *file, unsigned int cmd,
 			profil_session_off(sess);
 		return 0;
 	case PROFIL_IOC_BASE(PROFIL_IOC_STATS):
-		return profil_ioc_stats((void __user *)arg);
+		return profil_ioc_stats(file, (void __user *)arg);
+	case PROFIL_IOC_BASE(PROFIL_IOC_ATTACH):
+		return profil_ioc_attach(file, (void __user *)arg);
 	default:
 		return -ENOTTY;
 	}
 }
 
+/* Only an attached fd maps: its bins (attach.c). */
+static int profil_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct profil_attachment *att = READ_ONCE(file->private_data);
+
+	return att ? profil_attach_mmap(att, vma) : -ENODEV;
+}
+
+/*
+ * misc_open() left our struct miscdevice in ->private_data: it holds an
+ * attachment or NULL here (attach.c).
+ */
+static int profil_open(struct inode *inode, struct file *file)
+{
+	file->private_data = NULL;
+	return nonseekable_open(inode, file);
+}
+
+static int profil_release(struct inode *inode, struct file *file)
+{
+	if (file->private_data)
+		profil_attach_release(file->private_data);
+	return 0;
+}
+
+/* .owner: an open fd, and so an attachment, holds the module. */
 static const struct file_operations profil_fops = {
 	.owner		= THIS_MODULE,
-	.open		= nonseekable_open,
+	.open		= profil_open,
+	.release	= profil_release,
+	.mmap		= profil_mmap,
 	.unlocked_ioctl	= profil_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 };
@@ -373,6 +475,10 @@ static void profil_check_abi(void)
 	BUILD_BUG_ON(offsetof(struct profil_stats, armed) != 56);
 	BUILD_BUG_ON(offsetof(struct profil_stats, ticks) !=
 		     PROFIL_STATS_SIZE_VER1);
+	BUILD_BUG_ON(sizeof(struct profil_attach) != PROFIL_ATTACH_SIZE_VER0);
+	BUILD_BUG_ON(offsetof(struct profil_attach, rate) != 16);
+	BUILD_BUG_ON(offsetof(struct profil_attach, regions) != 32);
+	BUILD_BUG_ON(offsetof(struct profil_attach, bins_size) != 40);
 }
 
 static int __init profil_init(void)
@@ -380,6 +486,7 @@ static int __init profil_init(void)
 	int ret;
 
 	profil_check_abi();
+	profil_attach_init();
 	ret = profil_sessions_init();
 	if (ret)
 		return ret;

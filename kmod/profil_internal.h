@@ -32,6 +32,10 @@
  *  struct profil_koutput  an arm's profile file: directory, credentials,
  *                         name and the image's layout.  Owned by the arm.
  *
+ *  struct profil_attachment  an attachment to another process (attach.c):
+ *                         an arm whose regions index bins in kernel memory,
+ *                         owned by the /dev/profil file that attached.
+ *
  *  struct profil_write    the write of an ended arm's profile file (write.c):
  *                         owns that arm, its pins and its charge from the
  *                         stop until the file is written; runs on a kernel
@@ -155,7 +159,9 @@ struct profil_session;
 struct profil_arm {
 	struct profil_session *sess;	/* owner; outlives the arm's use */
 	struct profil_counters *cnt;	/* what the tick counts into: */
-					/* @sess's; set with @sess */
+					/* @sess's or @att's; set with it */
+	struct profil_attachment *att;	/* an attachment's arm: its owner, */
+					/* and @sess NULL (attach.c) */
 	refcount_t ref;			/* see "Objects" above */
 	struct rcu_head rcu;
 	u32 flags;			/* PROFIL_F_* */
@@ -322,6 +328,29 @@ struct profil_session {
 					/* took over last, referenced */
 };
 
+/*
+ * An attachment (attach.c).  Immutable once attached, but for
+ * @stop_reason (set once, by cmpxchg) and the arm's events (@lock).
+ */
+struct profil_attachment {
+	struct profil_counters cnt;	/* the tick's counts; no lock */
+	struct profil_arm *arm;		/* regions into @bins, the events */
+	struct mutex lock;		/* guards the release of @arm's events */
+	u32 stop_reason;		/* PROFIL_STOP_*, NONE while it runs */
+	struct mm_struct *mm;		/* the target's, mmgrab(): the tick */
+					/* counts only on it */
+	struct pid *tgid;		/* the target, referenced */
+	const struct cred *cred;	/* its credentials at attach */
+	struct list_head node;		/* in the probes' list, RCU */
+	struct rcu_head rcu;
+	struct page **pages;		/* the bins: @nr_pages zeroed pages */
+	unsigned long nr_pages;
+	void *bins;			/* vmap() of @pages */
+	const struct cred *charged;	/* whose user @nr_pages are charged */
+					/* to, referenced, or NULL */
+	struct mm_struct *charged_mm;	/* the caller's: its pinned_vm */
+};
+
 /* Add @n to the tick's counter @i of @cnt, on this CPU. */
 static __always_inline void profil_count_add(struct profil_counters *cnt,
 					     enum profil_tick_counter i, u64 n)
@@ -419,6 +448,20 @@ void profil_events_stop(struct profil_arm *arm);
 int profil_fork_init(void);
 void profil_fork_exit(void);
 void profil_fork_settle(void);
+
+/* attach.c: attachments to other processes */
+void profil_attach_init(void);
+int profil_attach_start(struct file *file, struct profil_arm *arm,
+			int mem_fd, pid_t pid, u64 *bins_size);
+bool profil_attach_counts(struct profil_attachment *att);
+void profil_attach_exec(struct task_struct *t);
+void profil_attach_exit(struct task_struct *t);
+void profil_attach_off(struct profil_attachment *att);
+void profil_attach_stats(struct profil_attachment *att,
+			 struct profil_stats *st);
+void profil_attach_release(struct profil_attachment *att);
+int profil_attach_mmap(struct profil_attachment *att,
+		       struct vm_area_struct *vma);
 
 /* main.c */
 extern unsigned int profil_max_rate;

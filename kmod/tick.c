@@ -305,6 +305,31 @@ static notrace void profil_tick(struct perf_event *event,
 		profil_count(arm, profil_user_pc(regs), n);
 }
 
+/*
+ * The tick of an attachment (attach.c).  It charges the event's own count:
+ * the clock table's entries of the target's threads are the target's own
+ * session's.  It counts only while the attachment lasts, on the memory
+ * attached to, and under the credentials it had.
+ */
+static notrace void profil_attach_tick(struct perf_event *event,
+				       struct perf_sample_data *data,
+				       struct pt_regs *regs)
+{
+	struct profil_arm *arm = event->overflow_handler_context;
+	u64 n;
+
+	profil_count_add(arm->cnt, PROFIL_TC_TICKS, 1);
+	n = profil_clock_charge_event(arm, event);
+	if (!n)
+		return;
+	n = min_t(u64, n, U32_MAX);
+	if (unlikely(!profil_attach_counts(arm->att))) {
+		profil_count_add(arm->cnt, PROFIL_TC_MISSED, n);
+		return;
+	}
+	profil_count(arm, profil_user_pc(regs), n);
+}
+
 static struct perf_event *profil_event_create(struct profil_arm *arm,
 					      struct task_struct *t)
 {
@@ -319,8 +344,9 @@ static struct perf_event *profil_event_create(struct profil_arm *arm,
 		.exclude_hv	= 1,
 	};
 
-	return perf_event_create_kernel_counter(&attr, -1, t, profil_tick,
-						arm);
+	return perf_event_create_kernel_counter(&attr, -1, t,
+						arm->att ? profil_attach_tick :
+							   profil_tick, arm);
 }
 
 static int profil_task_cmp(const void *a, const void *b)
@@ -440,7 +466,8 @@ static int profil_events_pass(struct profil_arm *arm, struct task_struct *p)
 	nr_cov = profil_covered_tasks(arm, &cov);
 	for (i = 0, ret = min(nr_cov, 0); i < n; i++) {
 		/* Without memory, charged on its event: no error. */
-		profil_clock_add(ts[i], GFP_KERNEL_ACCOUNT);
+		if (!arm->att)
+			profil_clock_add(ts[i], GFP_KERNEL_ACCOUNT);
 		if (!ret && !bsearch(&ts[i], cov, nr_cov, sizeof(*cov),
 				     profil_task_cmp)) {
 			ret = profil_events_add(arm, ts[i]);

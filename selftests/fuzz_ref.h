@@ -500,10 +500,11 @@ static inline unsigned long fz_ref_cmd(unsigned int cmd)
 {
 	static const unsigned long cmds[] = {
 		PROFIL_IOC_SETUP, PROFIL_IOC_OFF, PROFIL_IOC_STATS,
+		PROFIL_IOC_ATTACH,
 	};
 	unsigned int i;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (_IOC_TYPE(cmd) == _IOC_TYPE(cmds[i]) &&
 		    _IOC_NR(cmd) == _IOC_NR(cmds[i]) &&
 		    _IOC_DIR(cmd) == _IOC_DIR(cmds[i]))

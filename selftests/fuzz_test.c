@@ -348,9 +348,10 @@ static void fuzz_other(struct fuzz *f)
 	default:
 		cmd = _IOC(rnd(&f->s) % 4, PICK(&f->s, PROFIL_IOC_MAGIC, 0x42),
 			   rnd(&f->s) % 16, rnd(&f->s) % 256);
-		if (cmd == PROFIL_IOC_OFF ||
-		    _IOC_NR(cmd) == 1 || _IOC_NR(cmd) == 3)
-			break;	/* real ones, with any size: done above */
+		if (cmd == PROFIL_IOC_OFF || _IOC_NR(cmd) == 1 ||
+		    _IOC_NR(cmd) == 3 || _IOC_NR(cmd) == 4)
+			break;	/* real ones, with any size: done above, */
+				/* or ATTACH's (attach_test) */
 		e = ioctl(f->fd, cmd, 0) ? errno : 0;
 		ring_add(&f->ring, "ioctl %#lx 0: %s", cmd,
 			 e ? strerrorname_np(e) : "0");
@@ -2838,11 +2839,13 @@ static void one_cmd(struct fcase *c, unsigned int cmd, unsigned long base)
 	before = stats();
 	arenas_snapshot();
 	e = call(cmd, arg, false);
-	want = real ? 0 : ENOTTY;
+	/* ATTACH (attach_test's) is recognised: its NULL argument faults. */
+	want = !real ? ENOTTY : real == PROFIL_IOC_ATTACH ? EFAULT : 0;
 	ring_add(&G.ring, "ioctl %#x (dir %u size %u nr %u) %s: %s", cmd,
 		 _IOC_DIR(cmd), _IOC_SIZE(cmd), _IOC_NR(cmd),
 		 real == PROFIL_IOC_SETUP ? "as SETUP" : real == PROFIL_IOC_OFF ?
-		 "as OFF" : real == PROFIL_IOC_STATS ? "as STATS" : "unknown",
+		 "as OFF" : real == PROFIL_IOC_STATS ? "as STATS" :
+		 real == PROFIL_IOC_ATTACH ? "as ATTACH" : "unknown",
 		 e ? strerrorname_np(e) : "0");
 	G.tally.tried++;
 	if (e != want) {
@@ -2852,9 +2855,9 @@ static void one_cmd(struct fcase *c, unsigned int cmd, unsigned long base)
 			 want ? strerrorname_np(want) : "0");
 	}
 	after = stats();
-	if (!real) {
+	if (!real || real == PROFIL_IOC_ATTACH) {
 		CHECK(c, same_session(&before, &after),
-		      "an unknown request changed the session");
+		      "an unknown request or ATTACH changed the session");
 	} else if (real == PROFIL_IOC_SETUP) {
 		CHECK(c, after.state == PROFIL_STATE_ON &&
 		      after.armed == before.armed + 1, "not armed by %#x", cmd);
@@ -2879,6 +2882,7 @@ static void cmd_numbers(struct __test_metadata *_metadata)
 {
 	static const unsigned long bases[] = {
 		PROFIL_IOC_SETUP, PROFIL_IOC_OFF, PROFIL_IOC_STATS,
+		PROFIL_IOC_ATTACH,
 	};
 	static const unsigned int sizes[] = { 0, 1, 8, 31, 32, 40, 64, 72, 88,
 					      0x3fff };
@@ -2887,7 +2891,7 @@ static void cmd_numbers(struct __test_metadata *_metadata)
 	uint64_t rng = G.seed;
 
 	TH_LOG("seed %llu (replay: make fuzz SEED=%llu)", G.seed, G.seed);
-	for (b = 0; b < 3; b++)
+	for (b = 0; b < 4; b++)
 		for (dir = 0; dir < 4; dir++) {
 			for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 				one_cmd(&c, _IOC(dir, PROFIL_IOC_MAGIC,
@@ -2899,13 +2903,13 @@ static void cmd_numbers(struct __test_metadata *_metadata)
 		}
 	/* Numbers no command has, in every direction; other types. */
 	for (nr = 0; nr < 256; nr++) {
-		if (nr >= 1 && nr <= 3)
+		if (nr >= 1 && nr <= 4)
 			continue;
 		rnd(&rng);
 		one_cmd(&c, _IOC(rng % 4, PROFIL_IOC_MAGIC, nr,
 				 rng >> 8 & _IOC_SIZEMASK), PROFIL_IOC_OFF);
 	}
-	for (nr = 1; nr <= 3; nr++) {
+	for (nr = 1; nr <= 4; nr++) {
 		one_cmd(&c, _IOC(_IOC_DIR(bases[nr - 1]), PROFIL_IOC_MAGIC - 1,
 				 nr, _IOC_SIZE(bases[nr - 1])), PROFIL_IOC_OFF);
 		one_cmd(&c, _IOC(_IOC_DIR(bases[nr - 1]), PROFIL_IOC_MAGIC + 1,

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Attachments: profiling another process (PROFIL_IOC_ATTACH).
+ *
+ * The target is not touched: nothing is read from or written to its
+ * memory, nothing is pinned there.  Its threads carry task-clock events as
+ * a session's do (tick.c: root events on the threads found at attach,
+ * inherited by the threads they create, removed at exec), whose tick
+ * counts into bins in kernel memory that the caller maps read-only through
+ * its /dev/profil fd, as kcov's area is.
+ *
+ * Permission is ptrace's, decided by the kernel itself: the caller opens
+ * /proc/<pid>/mem, whose open runs mm_access() with
+ * PTRACE_MODE_ATTACH_FSCREDS (Yama, dumpability, LSMs), and hands us the
+ * fd.  We check that it is such a file (its f_op is the one of a
+ * /proc/self/mem we opened at load, through a kernel mount of proc of our
+ * own) and that its memory (->private_data) is the target's memory now; we
+ * keep neither the fd nor its references, but our own.
+ *
+ * Objects, and who owns them:
+ *
+ *  struct profil_attachment  one per /dev/profil file that attached
+ *                 (file->private_data, set once under profil_attach_mutex),
+ *                 freed at the file's release: no ioctl or mmap runs then,
+ *                 and a mapping of the bins holds the file.  It owns an arm
+ *                 (regions into the bins, the events), the bins' pages and
+ *                 their charge, references to the target's tgid pid, mm
+ *                 (mmgrab: its identity, never its memory) and credentials.
+ *
+ * Who ends it: the exec and exit probes (fork.c) set PROFIL_STOP_EXEC and
+ * PROFIL_STOP_EXIT; the tick sets PROFIL_STOP_CRED when a thread's
+ * credentials are no longer those the target had at attach; OFF on the fd
+ * sets PROFIL_STOP_USER.  @stop_reason is set once (cmpxchg) and, once
+ * set, the tick counts nothing.  The events live until OFF or the release.
+ *
+ * Locking: profil_attach_mutex serialises ATTACH against itself (one
+ * attachment per file); @lock guards the release of the arm's events (OFF
+ * against OFF); profil_attach_lock, a spinlock, guards the list that the
+ * probes walk under RCU.  The tick takes no lock.
+ */
+#include <linux/cred.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mount.h>
+#include <linux/pid.h>
+#include <linux/rculist.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+
+#include "compat.h"
+#include "profil_internal.h"
+
+/* The f_op of /proc/<pid>/mem, or NULL: attaching is -EOPNOTSUPP. */
+static const struct file_operations *profil_proc_mem_fops;
+
+/* Serialises ATTACH: file->private_data of /dev/profil files. */
+static DEFINE_MUTEX(profil_attach_mutex);
+
+/* Guards the list's changes; the probes read it under RCU. */
+static DEFINE_SPINLOCK(profil_attach_lock);
+static LIST_HEAD(profil_attachments);
+static atomic_t profil_nr_attachments = ATOMIC_INIT(0);
+
+/* Set @why as the reason the attachment ends, if none is yet. */
+static notrace void profil_attach_end(struct profil_attachment *att, u32 why)
+{
+	cmpxchg(&att->stop_reason, PROFIL_STOP_NONE, why);
+}
+
+/* The credentials a process may be profiled under: ids, caps, user ns. */
+static notrace bool profil_same_cred(const struct cred *a,
+				     const struct cred *b)
+{
+	if (a == b)
+		return true;
+	return uid_eq(a->uid, b->uid) && uid_eq(a->euid, b->euid) &&
+	       uid_eq(a->suid, b->suid) && uid_eq(a->fsuid, b->fsuid) &&
+	       gid_eq(a->gid, b->gid) && gid_eq(a->egid, b->egid) &&
+	       gid_eq(a->sgid, b->sgid) && gid_eq(a->fsgid, b->fsgid) &&
+	       a->user_ns == b->user_ns &&
+	       !memcmp(&a->cap_permitted, &b->cap_permitted,
+		       sizeof(a->cap_permitted)) &&
+	       !memcmp(&a->cap_effective, &b->cap_effective,
+		       sizeof(a->cap_effective));
+}
+
+/**
+ * profil_attach_counts - may the tick of @att count for current?
+ * @att: the tick's attachment
+ *
+ * From the tick, in hard irq: current is the thread the event runs for,
+ * and its credentials cannot change under it.  A thread whose credentials
+ * are not the target's at attach ends the attachment.
+ *
+ * Return: true to count the sample.
+ */
+notrace bool profil_attach_counts(struct profil_attachment *att)
+{
+	if (READ_ONCE(att->stop_reason) != PROFIL_STOP_NONE)
+		return false;
+	/* An exec's new image, an io_uring worker: not what was attached. */
+	if (current->mm != att->mm ||
+	    (current->flags & (PF_KTHREAD | PF_IO_WORKER)))
+		return false;
+	if (!profil_same_cred(rcu_dereference_raw(current->real_cred),
+			      att->cred)) {
+		profil_attach_end(att, PROFIL_STOP_CRED);
+		return false;
+	}
+	return true;
+}
+
+/* @t execs or its thread group dies (the probes, fork.c): @why. */
+static void profil_attach_gone(struct task_struct *t, u32 why)
+{
+	struct profil_attachment *att;
+	struct pid *tgid;
+
+	if (!atomic_read(&profil_nr_attachments))
+		return;
+	rcu_read_lock();
+	tgid = task_tgid(t);
+	list_for_each_entry_rcu(att, &profil_attachments, node)
+		if (att->tgid == tgid)
+			profil_attach_end(att, why);
+	rcu_read_unlock();
+}
+
+/* sched_process_exec, in @t: its process's attachments end. */
+void profil_attach_exec(struct task_struct *t)
+{
+	profil_attach_gone(t, PROFIL_STOP_EXEC);
+}
+
+/* sched_process_exit, in @t: the last thread ends them. */
+void profil_attach_exit(struct task_struct *t)
+{
+	if (!atomic_read(&t->signal->live))
+		profil_attach_gone(t, PROFIL_STOP_EXIT);
+}
+
+/*
+ * The target: the process @pid names, whose memory @mem_fd's open of
+ * /proc/<pid>/mem checked the caller may access.  Return: 0 with *@tp
+ * referenced and *@mmp grabbed, -EBADF, -EINVAL (not a procfs mem file, or
+ * another process's), -ESRCH (no such process, or gone).
+ */
+static int profil_attach_target(int mem_fd, pid_t pid,
+				struct task_struct **tp, struct mm_struct **mmp)
+{
+	struct mm_struct *mm, *tmm;
+	struct task_struct *task;
+	struct file *mem;
+	struct pid *p;
+	int ret;
+
+	mem = fget(mem_fd);
+	if (!mem)
+		return -EBADF;
+	ret = -EINVAL;
+	if (mem->f_op != profil_proc_mem_fops)
+		goto out;
+	/* Set by the open; NULL when it found no memory (a zombie). */
+	mm = mem->private_data;
+	ret = -ESRCH;
+	if (!mm || pid <= 0)
+		goto out;
+	p = find_get_pid(pid);
+	task = get_pid_task(p, PIDTYPE_TGID);
+	put_pid(p);
+	if (!task)
+		goto out;
+	tmm = get_task_mm(task);
+	if (!tmm) {
+		put_task_struct(task);
+		goto out;
+	}
+	if (tmm == mm) {
+		mmgrab(mm);
+		*mmp = mm;
+		*tp = task;
+		ret = 0;
+	} else {
+		/* @pid's memory now is not what was opened. */
+		ret = atomic_read(&mm->mm_users) ? -EINVAL : -ESRCH;
+		put_task_struct(task);
+	}
+	mmput(tmm);
+out:
+	fput(mem);
+	return ret;
+}
+
+/* The end of the bins: the highest byte any region counts into. */
+static u64 profil_bins_end(struct profil_arm *arm)
+{
+	struct profil_kregion *r;
+	u64 end = 0;
+
+	/* Checked: no sum wraps (profil_user_buf_check()). */
+	profil_for_each_region(arm, r)
+		end = max(end,
+			  r->uaddr + (r->nbins << profil_bin_shift(r->flags)));
+	return end;
+}
+
+/* Charge @n pages to the caller, as its pins are (buffer.c). */
+static int profil_bins_charge(struct profil_attachment *att, unsigned long n)
+{
+	const struct cred *cred = get_current_cred();
+	int ret;
+
+	ret = profil_user_charge(cred, rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT,
+				 n, 0);
+	if (ret) {
+		put_cred(cred);
+		return ret;
+	}
+	att->charged = cred;
+	att->nr_pages = n;
+	att->charged_mm = current->mm;
+	mmgrab(att->charged_mm);
+	atomic64_add(n, &att->charged_mm->pinned_vm);
+	return 0;
+}
+
+static void profil_bins_free(struct profil_attachment *att)
+{
+	unsigned long i;
+
+	if (att->bins)
+		vunmap(att->bins);
+	for (i = 0; att->pages && i < att->nr_pages; i++)
+		if (att->pages[i])
+			put_page(att->pages[i]);
+	kvfree(att->pages);
+	if (!att->charged)
+		return;
+	atomic64_sub(att->nr_pages, &att->charged_mm->pinned_vm);
+	mmdrop(att->charged_mm);
+	profil_user_uncharge(att->charged, att->nr_pages);
+	put_cred(att->charged);
+}
+
+/*
+ * Charge, allocate (to the caller's memory cgroup) and map the bins, and
+ * point @att's regions into them.  Return: 0, -E2BIG past
+ * PROFIL_MAX_BUFSIZE, -ENOMEM past RLIMIT_MEMLOCK or out of memory.
+ */
+static int profil_bins_alloc(struct profil_attachment *att)
+{
+	u64 end = profil_bins_end(att->arm);
+	struct profil_kregion *r;
+	unsigned long i, n;
+	int ret;
+
+	if (end > PROFIL_MAX_BUFSIZE)
+		return -E2BIG;
+	n = DIV_ROUND_UP(end, PAGE_SIZE);
+	if (!n)
+		return 0;
+	ret = profil_bins_charge(att, n);
+	if (ret)
+		return ret;
+	att->pages = kvcalloc(n, sizeof(*att->pages), GFP_KERNEL_ACCOUNT);
+	if (!att->pages)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		att->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!att->pages[i])
+			return -ENOMEM;
+	}
+	att->bins = vmap(att->pages, n, VM_MAP, PAGE_KERNEL);
+	if (!att->bins)
+		return -ENOMEM;
+	profil_for_each_region(att->arm, r)
+		r->bins = att->bins + r->uaddr;
+	return 0;
+}
+
+static void profil_attach_free(struct profil_attachment *att)
+{
+	if (att->arm)
+		profil_arm_put(att->arm);
+	profil_bins_free(att);
+	put_pid(att->tgid);
+	if (att->mm)
+		mmdrop(att->mm);
+	if (att->cred)
+		put_cred(att->cred);
+	free_percpu(att->cnt.tick);
+	mutex_destroy(&att->lock);
+	/* The probes may still be looking at it. */
+	kfree_rcu(att, rcu);
+}
+
+static struct profil_attachment *profil_attach_alloc(struct profil_arm *arm)
+{
+	struct profil_attachment *att;
+
+	att = kzalloc(sizeof(*att), GFP_KERNEL_ACCOUNT);
+	if (!att)
+		return NULL;
+	att->cnt.tick = alloc_percpu_gfp(struct profil_tick_counters,
+					 GFP_KERNEL_ACCOUNT);
+	if (!att->cnt.tick) {
+		kfree(att);
+		return NULL;
+	}
+	mutex_init(&att->lock);
+	INIT_LIST_HEAD(&att->node);
+	att->arm = arm;
+	arm->att = att;
+	arm->cnt = &att->cnt;
+	return att;
+}
+
+static void profil_attach_unlist(struct profil_attachment *att)
+{
+	spin_lock(&profil_attach_lock);
+	list_del_rcu(&att->node);
+	spin_unlock(&profil_attach_lock);
+	atomic_dec(&profil_nr_attachments);
+}
+
+/*
+ * Listed first, so that the probes see an exec or exit from now on; one
+ * before is seen by the check after the events start.
+ */
+static int profil_attach_go(struct profil_attachment *att,
+			    struct task_struct *task)
+{
+	int ret;
+
+	atomic_inc(&profil_nr_attachments);
+	spin_lock(&profil_attach_lock);
+	list_add_tail_rcu(&att->node, &profil_attachments);
+	spin_unlock(&profil_attach_lock);
+	ret = profil_events_start(att->arm, task);
+	if (ret) {
+		profil_attach_unlist(att);
+		return ret;
+	}
+	if (!atomic_read(&task->signal->live))
+		profil_attach_end(att, PROFIL_STOP_EXIT);
+	else if (!atomic_read(&att->mm->mm_users))
+		profil_attach_end(att, PROFIL_STOP_EXEC);
+	return 0;
+}
+
+/**
+ * profil_attach_start - attach @file to a target with @arm's regions
+ * @file: the caller's /dev/profil file
+ * @arm: regions checked, their 'uaddr' offsets into the bins; taken over
+ * @mem_fd: the caller's open /proc/<pid>/mem
+ * @pid: the target, in the caller's PID namespace
+ * @bins_size: set to the bytes the caller may map
+ *
+ * Return: 0, -EBUSY if @file is attached already, or an errno of
+ * profil_attach_target(), profil_bins_alloc() or profil_events_start().
+ */
+int profil_attach_start(struct file *file, struct profil_arm *arm,
+			int mem_fd, pid_t pid, u64 *bins_size)
+{
+	struct profil_attachment *att;
+	struct task_struct *task;
+	int ret;
+
+	if (!profil_proc_mem_fops) {
+		profil_arm_put(arm);
+		return -EOPNOTSUPP;
+	}
+	att = profil_attach_alloc(arm);
+	if (!att) {
+		profil_arm_put(arm);
+		return -ENOMEM;
+	}
+	mutex_lock(&profil_attach_mutex);
+	ret = -EBUSY;
+	if (file->private_data)
+		goto err;
+	ret = profil_attach_target(mem_fd, pid, &task, &att->mm);
+	if (ret)
+		goto err;
+	att->tgid = get_pid(task_tgid(task));
+	att->cred = get_task_cred(task);
+	ret = profil_bins_alloc(att);
+	if (!ret)
+		ret = profil_attach_go(att, task);
+	put_task_struct(task);
+	if (ret)
+		goto err;
+	*bins_size = (u64)att->nr_pages << PAGE_SHIFT;
+	file->private_data = att;
+	mutex_unlock(&profil_attach_mutex);
+	return 0;
+
+err:
+	mutex_unlock(&profil_attach_mutex);
+	profil_attach_free(att);
+	return ret;
+}
+
+/* OFF on an attached fd: the events go, the bins stay. */
+void profil_attach_off(struct profil_attachment *att)
+{
+	profil_attach_end(att, PROFIL_STOP_USER);
+	mutex_lock(&att->lock);
+	profil_events_stop(att->arm);
+	mutex_unlock(&att->lock);
+}
+
+void profil_attach_stats(struct profil_attachment *att,
+			 struct profil_stats *st)
+{
+	st->stop_reason = READ_ONCE(att->stop_reason);
+	st->state = st->stop_reason == PROFIL_STOP_NONE ? PROFIL_STATE_ON :
+							  PROFIL_STATE_OFF;
+	st->rate = att->arm->rate;
+	st->period_ns = att->arm->period_ns;
+	st->armed = 1;
+	profil_counters_sum(&att->cnt, st);
+}
+
+/* The file's release: nothing else uses @att. */
+void profil_attach_release(struct profil_attachment *att)
+{
+	profil_events_stop(att->arm);
+	profil_attach_unlist(att);
+	profil_attach_free(att);
+}
+
+/**
+ * profil_attach_mmap - map @att's bins, read-only
+ * @att: the attachment of the file mapped
+ * @vma: from offset 0, at most the bins' pages
+ *
+ * Return: 0, -EINVAL for another offset or size, -EPERM if writable or
+ * executable (and the mapping may never become so).
+ */
+int profil_attach_mmap(struct profil_attachment *att,
+		       struct vm_area_struct *vma)
+{
+	unsigned long n = vma_pages(vma);
+
+	if (vma->vm_pgoff || !n || n > att->nr_pages)
+		return -EINVAL;
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
+		return -EPERM;
+	profil_vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP,
+			    VM_MAYWRITE | VM_MAYEXEC);
+	return vm_insert_pages(vma, vma->vm_start, att->pages, &n);
+}
+
+/*
+ * Learn the f_op of /proc/<pid>/mem from a /proc/self/mem opened through a
+ * kernel mount of proc of our own (procfs is built in: get_fs_type() took
+ * no module reference).  Without it, ATTACH is -EOPNOTSUPP.
+ */
+void profil_attach_init(void)
+{
+	struct file_system_type *proc = get_fs_type("proc");
+	struct vfsmount *mnt;
+	struct file *f;
+
+	if (!proc)
+		return;
+	mnt = kern_mount(proc);
+	if (IS_ERR(mnt))
+		return;
+	f = file_open_root_mnt(mnt, "self/mem", O_RDONLY, 0);
+	if (!IS_ERR(f)) {
+		profil_proc_mem_fops = f->f_op;
+		fput(f);
+	}
+	kern_unmount(mnt);
+}
