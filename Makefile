@@ -60,7 +60,7 @@ GMON_SUBJECTS	:= gmon_subject gmon_subject_static gmon_subject_nopie \
 # uid 65534 with the module loaded, then without it, and their helpers.
 GUEST_TESTS	:= profil_test lifecycle_test pin_test lib_test gmon_test \
 		   sprofil_test aix_test fuzz_test failnth_test profil_cmd_test \
-		   writer_test
+		   writer_test attach_test
 GUEST_NOMOD_TESTS := nomod_test
 GUEST_HELPERS	:= exec_helper perfhold runas pinsheld probe_dynamic \
 		   probe_static probe_glibc $(GMON_SUBJECTS) gmon_monitor \
