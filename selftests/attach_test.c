@@ -96,6 +96,8 @@ static int start_target(FIXTURE_DATA(attach) *self, target_fn fn)
 	if (self->pid < 0)
 		return -1;
 	if (!self->pid) {
+		/* The attaching fd is the test's, not the target's. */
+		close(self->dev);
 		close(go[1]);
 		close(out[0]);
 		dup2(out[1], 1);
@@ -695,6 +697,41 @@ ATTACH_TEST(memlock_limit_bounds_the_bins)
 	}
 	EXPECT_EQ(0, wait_status(pid));
 	EXPECT_EQ(0, memlock_balanced());
+}
+
+/*
+ * The attached fd, and a mapping of its bins, hold the module; once both
+ * are gone rmmod succeeds, with the target still running on unharmed.
+ */
+ATTACH_TEST(rmmod_refused_while_attached_then_clean)
+{
+	const char *ko = getenv("PROFIL_KO");
+	int fd;
+
+	if (geteuid() != 0 || !ko)
+		SKIP(return, "needs root and PROFIL_KO");
+	ASSERT_EQ(0, start_target(self, spin_subject));
+	attach_target(_metadata, self);
+	close(self->dev);
+	self->dev = -1;
+	errno = 0;
+	EXPECT_EQ(-1, syscall(SYS_delete_module, "profil", O_NONBLOCK));
+	EXPECT_EQ(EWOULDBLOCK, errno);
+	EXPECT_EQ(0, munmap(self->bins, self->bins_size));
+	self->bins = MAP_FAILED;
+	EXPECT_EQ(self->vmpin0, vmpin_kb());
+	ASSERT_EQ(0, syscall(SYS_delete_module, "profil", O_NONBLOCK));
+	EXPECT_FALSE(module_loaded());
+
+	target_go(self);
+	EXPECT_EQ(STATUS, wait_status(self->pid));
+	self->pid = -1;
+
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, syscall(SYS_finit_module, fd, "", 0));
+	close(fd);
+	ASSERT_TRUE(module_loaded());
 }
 
 TEST_HARNESS_MAIN
