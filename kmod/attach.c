@@ -30,8 +30,12 @@
  * Who ends it: the exec and exit probes (fork.c) set PROFIL_STOP_EXEC and
  * PROFIL_STOP_EXIT; the tick sets PROFIL_STOP_CRED when a thread's
  * credentials are no longer those the target had at attach; OFF on the fd
- * sets PROFIL_STOP_USER.  @stop_reason is set once (cmpxchg) and, once
- * set, the tick counts nothing.  The events live until OFF or the release.
+ * and the release set PROFIL_STOP_USER.  @stop_reason is set once
+ * (cmpxchg) and, once set, the tick counts nothing.  The events are
+ * released by OFF, by the release, or, for the other ends, by @end_work on
+ * the profil-settle thread (session.c), queued by whoever ended it (the
+ * tick and the probes may not sleep), so that a target that goes on
+ * running after a credential change takes no more ticks.
  *
  * Locking: profil_attach_mutex serialises ATTACH against itself (one
  * attachment per file); @lock guards the release of the arm's events (OFF
@@ -66,10 +70,30 @@ static DEFINE_SPINLOCK(profil_attach_lock);
 static LIST_HEAD(profil_attachments);
 static atomic_t profil_nr_attachments = ATOMIC_INIT(0);
 
-/* Set @why as the reason the attachment ends, if none is yet. */
+/*
+ * Set @why as the reason the attachment ends, if none is yet, from any
+ * context; the events go from @end_work, but for PROFIL_STOP_USER, whose
+ * caller releases them itself.
+ */
 static notrace void profil_attach_end(struct profil_attachment *att, u32 why)
 {
-	cmpxchg(&att->stop_reason, PROFIL_STOP_NONE, why);
+	if (cmpxchg(&att->stop_reason, PROFIL_STOP_NONE, why) ==
+	    PROFIL_STOP_NONE && why != PROFIL_STOP_USER)
+		profil_session_queue_work(&att->end_work);
+}
+
+static void profil_attach_stop_events(struct profil_attachment *att)
+{
+	mutex_lock(&att->lock);
+	profil_events_stop(att->arm);
+	mutex_unlock(&att->lock);
+}
+
+/* On the profil-settle thread: an attachment ended, its events go. */
+static void profil_attach_end_work(struct kthread_work *work)
+{
+	profil_attach_stop_events(container_of(work, struct profil_attachment,
+					       end_work));
 }
 
 /* The credentials a process may be profiled under: ids, caps, user ns. */
@@ -285,8 +309,11 @@ static int profil_bins_alloc(struct profil_attachment *att)
 
 static void profil_attach_free(struct profil_attachment *att)
 {
-	if (att->arm)
-		profil_arm_put(att->arm);
+	/* Ended now, if not before, so that no end work is queued after. */
+	profil_attach_end(att, PROFIL_STOP_USER);
+	kthread_cancel_work_sync(&att->end_work);
+	profil_events_stop(att->arm);
+	profil_arm_put(att->arm);
 	profil_bins_free(att);
 	put_pid(att->tgid);
 	if (att->mm)
@@ -313,6 +340,7 @@ static struct profil_attachment *profil_attach_alloc(struct profil_arm *arm)
 		return NULL;
 	}
 	mutex_init(&att->lock);
+	kthread_init_work(&att->end_work, profil_attach_end_work);
 	INIT_LIST_HEAD(&att->node);
 	att->arm = arm;
 	arm->att = att;
@@ -341,7 +369,10 @@ static int profil_attach_go(struct profil_attachment *att,
 	spin_lock(&profil_attach_lock);
 	list_add_tail_rcu(&att->node, &profil_attachments);
 	spin_unlock(&profil_attach_lock);
+	/* An end work queued meanwhile waits for the events to be made. */
+	mutex_lock(&att->lock);
 	ret = profil_events_start(att->arm, task);
+	mutex_unlock(&att->lock);
 	if (ret) {
 		profil_attach_unlist(att);
 		return ret;
@@ -410,9 +441,7 @@ err:
 void profil_attach_off(struct profil_attachment *att)
 {
 	profil_attach_end(att, PROFIL_STOP_USER);
-	mutex_lock(&att->lock);
-	profil_events_stop(att->arm);
-	mutex_unlock(&att->lock);
+	profil_attach_stop_events(att);
 }
 
 void profil_attach_stats(struct profil_attachment *att,
@@ -427,10 +456,9 @@ void profil_attach_stats(struct profil_attachment *att,
 	profil_counters_sum(&att->cnt, st);
 }
 
-/* The file's release: nothing else uses @att. */
+/* The file's release: nothing else uses @att but the probes and works. */
 void profil_attach_release(struct profil_attachment *att)
 {
-	profil_events_stop(att->arm);
 	profil_attach_unlist(att);
 	profil_attach_free(att);
 }

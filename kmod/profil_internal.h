@@ -337,6 +337,7 @@ struct profil_attachment {
 	struct profil_arm *arm;		/* regions into @bins, the events */
 	struct mutex lock;		/* guards the release of @arm's events */
 	u32 stop_reason;		/* PROFIL_STOP_*, NONE while it runs */
+	struct kthread_work end_work;	/* releases the events once it ends */
 	struct mm_struct *mm;		/* the target's, mmgrab(): the tick */
 					/* counts only on it */
 	struct pid *tgid;		/* the target, referenced */
