@@ -667,6 +667,129 @@ ATTACH_TEST(non_dumpable_process_is_refused)
 	EXPECT_EQ(0, wait_status(pid));
 }
 
+/* Set kernel.yama.ptrace_scope (root): 0 or -1. */
+static int set_ptrace_scope(int v)
+{
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_WRONLY | O_CLOEXEC);
+	char c = '0' + v;
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, &c, 1) == 1;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* kernel.yama.ptrace_scope, 0 without Yama. */
+static int ptrace_scope(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	int v = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/* Attach a fresh fd to @pid through @mem: 0 or -errno. */
+static int attach_once(pid_t pid, int mem)
+{
+	struct profil_region r = { .buf = 0, .bufsize = LEN,
+				   .offset = text_off(), .scale = 0x10000 };
+	int dev = open("/dev/profil", O_RDWR | O_CLOEXEC), ret;
+
+	if (dev < 0)
+		return -errno;
+	ret = attach_regions(dev, pid, mem, RATE, &r, 1, NULL);
+	close(dev);
+	return ret;
+}
+
+/*
+ * As uid 65534 (dumpable): a child may be attached to; with Yama's
+ * ptrace_scope 1 or more a sibling may not, unless it named the sibling
+ * its ptracer (PR_SET_PTRACER, scope 1); with 0 it may.
+ */
+static int yama_check(int scope)
+{
+	int mem, ready[2], want;
+	pid_t t, s;
+	char c;
+
+	if (become_nobody() || prctl(PR_SET_DUMPABLE, 1) || pipe(ready))
+		return 2;
+	t = fork();
+	if (!t) {
+		close(ready[0]);
+		if (scope == 1 && getenv("YAMA_PTRACER"))
+			prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
+		close(ready[1]);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 0)
+		return 3;
+	mem = open_mem(t);
+	if (mem < 0 || attach_once(t, mem))
+		return 4;	/* a descendant is always allowed */
+	close(mem);
+	s = fork();
+	if (!s) {
+		mem = open_mem(t);
+		want = scope >= 1 && !(scope == 1 && getenv("YAMA_PTRACER"));
+		if (want)
+			_exit(mem < 0 && errno == EACCES ? 0 : 5);
+		_exit(mem >= 0 && !attach_once(t, mem) ? 0 : 6);
+	}
+	want = wait_status(s);
+	kill(t, SIGKILL);
+	waitpid(t, NULL, 0);
+	return want;
+}
+
+static void yama_run(struct __test_metadata *_metadata, int scope,
+		     int ptracer)
+{
+	pid_t pid;
+
+	if (ptracer)
+		setenv("YAMA_PTRACER", "1", 1);
+	else
+		unsetenv("YAMA_PTRACER");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(yama_check(scope));
+	EXPECT_EQ(0, wait_status(pid));
+}
+
+/*
+ * The scope the guest has (Debian's: 0), and, as root, which may change
+ * it, scope 1 too, with and without PR_SET_PTRACER, then back.
+ */
+ATTACH_TEST(yama_ptrace_scope_applies)
+{
+	int scope = ptrace_scope();
+
+	TH_LOG("kernel.yama.ptrace_scope %d", scope);
+	yama_run(_metadata, scope, 0);
+	if (scope == 1)
+		yama_run(_metadata, 1, 1);
+	if (scope != 0 || geteuid() != 0 ||
+	    access("/proc/sys/kernel/yama/ptrace_scope", F_OK))
+		return;
+	ASSERT_EQ(0, set_ptrace_scope(1));
+	TH_LOG("kernel.yama.ptrace_scope 1 for a moment");
+	yama_run(_metadata, 1, 0);
+	yama_run(_metadata, 1, 1);
+	EXPECT_EQ(0, set_ptrace_scope(0));
+}
+
 /*
  * Past RLIMIT_MEMLOCK (root without CAP_IPC_LOCK): -ENOMEM, nothing
  * charged; within it, charged until the close.
