@@ -56,6 +56,14 @@
  *                         invalidations in progress.
  *  profil_writes_lock     a mutex (write.c), under the session lock: the
  *                         writes in flight per user.
+ *  profil_attach_mutex    a mutex (attach.c): serialises ATTACH; above an
+ *                         attachment's lock, never taken with a session's.
+ *  profil_attachment.lock a mutex: making and releasing an attachment's
+ *                         events (perf's locks under it); the profil-settle
+ *                         thread takes it to release them, so nobody holding
+ *                         it waits for that thread.
+ *  profil_attach_lock     a spinlock (attach.c): the list of attachments,
+ *                         which the exec and exit probes read under RCU.
  *  profil_arm.fault_lock  a spinlock, innermost; orders the interval
  *                         notifiers' sequence numbers against the checks that
  *                         make an arm live or resume it (arm.c).
