@@ -832,6 +832,104 @@ ATTACH_TEST(memlock_limit_bounds_the_bins)
 	EXPECT_EQ(0, memlock_balanced());
 }
 
+#define DBG	"/sys/kernel/debug/"
+
+static int write_str(const char *path, const char *str)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, str, strlen(str));
+	close(fd);
+	return n == (ssize_t)strlen(str) ? 0 : -1;
+}
+
+/* Let both injectors fail any allocation this task makes (failnth_test). */
+static int injection_ready(void)
+{
+	return !write_str(DBG "failslab/ignore-gfp-wait", "N") &&
+	       !write_str(DBG "fail_page_alloc/ignore-gfp-wait", "N") &&
+	       !write_str(DBG "fail_page_alloc/ignore-gfp-highmem", "N") &&
+	       !write_str(DBG "fail_page_alloc/min-order", "0") &&
+	       !write_str(DBG "failslab/verbose", "0") &&
+	       !write_str(DBG "fail_page_alloc/verbose", "0");
+}
+
+/* Set this thread's fail-nth @fd to @n; read back what was left. */
+static int nth_set(int fd, int n)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%d", n);
+	return pwrite(fd, buf, strlen(buf), 0) > 0 ? 0 : -1;
+}
+
+static int nth_left(int fd)
+{
+	char buf[16];
+	ssize_t k = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (k <= 0)
+		return -1;
+	buf[k] = 0;
+	return atoi(buf);
+}
+
+/*
+ * make check-debug: every allocation an ATTACH makes fails once (fail-nth
+ * 1, 2, ... until the call reaches no n-th point): each failure is a clean
+ * -ENOMEM with nothing charged, the success a working attachment; KASAN
+ * and kmemleak watch the unwinding.
+ */
+ATTACH_TEST(every_allocation_of_an_attach_fails_once)
+{
+	int n, ret, left = 0, fails = 0, nth, dev;
+	uint64_t size;
+
+	if (access("/proc/thread-self/fail-nth", W_OK))
+		SKIP(return, "no fault injection in this kernel (make check-debug)");
+	if (geteuid() || !injection_ready())
+		SKIP(return, "the injectors' debugfs knobs need root");
+	ASSERT_EQ(0, start_target(self, idle_subject));
+	self->mem = open_mem(self->pid);
+	ASSERT_LE(0, self->mem);
+	nth = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, nth);
+	for (n = 1; n < 2000 && !left; n++) {
+		struct profil_region r[2] = {
+			{ .buf = 0, .bufsize = LEN, .offset = text_off(),
+			  .scale = 0x10000, .flags = PROFIL_REGION_U32 },
+			{ .buf = OVF, .bufsize = 4,
+			  .flags = PROFIL_REGION_OVERFLOW },
+		};
+
+		dev = open("/dev/profil", O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, dev);
+		ASSERT_EQ(0, nth_set(nth, n));
+		ret = attach_regions(dev, self->pid, self->mem, RATE, r, 2,
+				     &size);
+		left = nth_left(nth);
+		ASSERT_EQ(0, nth_set(nth, 0));
+		if (ret) {
+			fails++;
+			EXPECT_EQ(-ENOMEM, ret) TH_LOG("fail-nth %d", n);
+			EXPECT_EQ(self->vmpin0, vmpin_kb());
+		} else {
+			EXPECT_EQ(4 * PAGE, size);
+			EXPECT_EQ(self->vmpin0 + 16, vmpin_kb());
+			EXPECT_EQ(PROFIL_STATE_ON, attach_stats(dev).state);
+		}
+		close(dev);
+		EXPECT_EQ(self->vmpin0, vmpin_kb());
+	}
+	TH_LOG("%d allocations failed in turn, then it attached", fails);
+	EXPECT_LT(0, left);
+	EXPECT_LT(3, fails);
+	close(nth);
+}
+
 /*
  * The attached fd, and a mapping of its bins, hold the module; once both
  * are gone rmmod succeeds, with the target still running on unharmed.
