@@ -427,7 +427,8 @@ int profil_attach_start(struct file *file, struct profil_arm *arm,
 	if (ret)
 		goto err;
 	*bins_size = (u64)att->nr_pages << PAGE_SHIFT;
-	file->private_data = att;
+	/* Published whole: READ_ONCE() in main.c orders what follows it. */
+	smp_store_release(&file->private_data, att);
 	mutex_unlock(&profil_attach_mutex);
 	return 0;
 
