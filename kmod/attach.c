@@ -73,13 +73,18 @@ static atomic_t profil_nr_attachments = ATOMIC_INIT(0);
 /*
  * Set @why as the reason the attachment ends, if none is yet, from any
  * context; the events go from @end_work, but for PROFIL_STOP_USER, whose
- * caller releases them itself.
+ * caller releases them itself.  Every caller but the release and OFF is
+ * an RCU reader (the tick in hard irq, the probes, ATTACH itself before
+ * the file holds @att).  Return: true if @why is the reason now.
  */
-static notrace void profil_attach_end(struct profil_attachment *att, u32 why)
+static notrace bool profil_attach_end(struct profil_attachment *att, u32 why)
 {
-	if (cmpxchg(&att->stop_reason, PROFIL_STOP_NONE, why) ==
-	    PROFIL_STOP_NONE && why != PROFIL_STOP_USER)
+	if (cmpxchg(&att->stop_reason, PROFIL_STOP_NONE, why) !=
+	    PROFIL_STOP_NONE)
+		return false;
+	if (why != PROFIL_STOP_USER)
 		profil_session_queue_work(&att->end_work);
+	return true;
 }
 
 static void profil_attach_stop_events(struct profil_attachment *att)
@@ -127,10 +132,18 @@ notrace bool profil_attach_counts(struct profil_attachment *att)
 {
 	if (READ_ONCE(att->stop_reason) != PROFIL_STOP_NONE)
 		return false;
-	/* An exec's new image, an io_uring worker: not what was attached. */
-	if (current->mm != att->mm ||
-	    (current->flags & (PF_KTHREAD | PF_IO_WORKER)))
+	/* A kernel thread on the mm, an io_uring worker: not the target's. */
+	if (current->flags & (PF_KTHREAD | PF_IO_WORKER))
 		return false;
+	/*
+	 * A thread of the target on another mm has exec'ed: the exec probe
+	 * ends the attachment, and this, should that exec have come before
+	 * the attachment was listed (an old mm kept alive by another user).
+	 */
+	if (current->mm != att->mm) {
+		profil_attach_end(att, PROFIL_STOP_EXEC);
+		return false;
+	}
 	if (!profil_same_cred(rcu_dereference_raw(current->real_cred),
 			      att->cred)) {
 		profil_attach_end(att, PROFIL_STOP_CRED);
@@ -285,9 +298,11 @@ static int profil_bins_alloc(struct profil_attachment *att)
 
 	if (end > PROFIL_MAX_BUFSIZE)
 		return -E2BIG;
-	n = DIV_ROUND_UP(end, PAGE_SIZE);
-	if (!n)
-		return 0;
+	/*
+	 * One page at least: every attachment is charged, so that the
+	 * user's RLIMIT_MEMLOCK bounds how many (and their events) there are.
+	 */
+	n = max_t(unsigned long, DIV_ROUND_UP(end, PAGE_SIZE), 1);
 	ret = profil_bins_charge(att, n);
 	if (ret)
 		return ret;
@@ -295,22 +310,32 @@ static int profil_bins_alloc(struct profil_attachment *att)
 	if (!att->pages)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
+		if (fatal_signal_pending(current))
+			return -EINTR;
 		att->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 		if (!att->pages[i])
 			return -ENOMEM;
+		cond_resched();
 	}
 	att->bins = vmap(att->pages, n, VM_MAP, PAGE_KERNEL);
 	if (!att->bins)
 		return -ENOMEM;
+	/* An empty region has no bins, as a session's (buffer.c). */
 	profil_for_each_region(att->arm, r)
-		r->bins = att->bins + r->uaddr;
+		if (r->nbins)
+			r->bins = att->bins + r->uaddr;
 	return 0;
 }
 
 static void profil_attach_free(struct profil_attachment *att)
 {
-	/* Ended now, if not before, so that no end work is queued after. */
-	profil_attach_end(att, PROFIL_STOP_USER);
+	/*
+	 * Ended now, if not before.  An end that came before may be between
+	 * its cmpxchg and its queueing, in an RCU reader: wait for it, so
+	 * that no end work is queued after the cancel.
+	 */
+	if (!profil_attach_end(att, PROFIL_STOP_USER))
+		synchronize_rcu();
 	kthread_cancel_work_sync(&att->end_work);
 	profil_events_stop(att->arm);
 	profil_arm_put(att->arm);
@@ -411,29 +436,30 @@ int profil_attach_start(struct file *file, struct profil_arm *arm,
 		profil_arm_put(arm);
 		return -ENOMEM;
 	}
-	mutex_lock(&profil_attach_mutex);
-	ret = -EBUSY;
-	if (file->private_data)
-		goto err;
 	ret = profil_attach_target(mem_fd, pid, &task, &att->mm);
 	if (ret)
 		goto err;
 	att->tgid = get_pid(task_tgid(task));
 	att->cred = get_task_cred(task);
 	ret = profil_bins_alloc(att);
-	if (!ret)
-		ret = profil_attach_go(att, task);
-	put_task_struct(task);
 	if (ret)
-		goto err;
-	*bins_size = (u64)att->nr_pages << PAGE_SHIFT;
-	/* Published whole: READ_ONCE() in main.c orders what follows it. */
-	smp_store_release(&file->private_data, att);
+		goto err_task;
+	/* The mutex only for the check and the publication: one per file. */
+	mutex_lock(&profil_attach_mutex);
+	ret = -EBUSY;
+	if (!file->private_data)
+		ret = profil_attach_go(att, task);
+	if (!ret) {
+		*bins_size = (u64)att->nr_pages << PAGE_SHIFT;
+		/* Published whole: READ_ONCE() in main.c orders what follows. */
+		smp_store_release(&file->private_data, att);
+	}
 	mutex_unlock(&profil_attach_mutex);
-	return 0;
-
+err_task:
+	put_task_struct(task);
+	if (!ret)
+		return 0;
 err:
-	mutex_unlock(&profil_attach_mutex);
 	profil_attach_free(att);
 	return ret;
 }
@@ -481,7 +507,8 @@ int profil_attach_mmap(struct profil_attachment *att,
 		return -EINVAL;
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EPERM;
-	profil_vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP,
+	/* Not copied at fork: the caller's close and munmap end it. */
+	profil_vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY,
 			    VM_MAYWRITE | VM_MAYEXEC);
 	return vm_insert_pages(vma, vma->vm_start, att->pages, &n);
 }

@@ -420,6 +420,8 @@ ATTACH_TEST(off_on_the_fd_stops_it)
 	st = attach_stats(self->dev);
 	EXPECT_EQ(PROFIL_STOP_USER, st.stop_reason);
 	EXPECT_EQ(0, st.samples);
+	/* The events went with OFF: the target took no tick at all. */
+	EXPECT_EQ(0, st.ticks);
 }
 
 static int idle_subject(struct report *rep)
@@ -427,6 +429,98 @@ static int idle_subject(struct report *rep)
 	(void)rep;
 	pause();
 	return 0;
+}
+
+/*
+ * An overflow region too small for a bin has none: the target's samples,
+ * all outside the one other region, are counted out of range, nothing is
+ * written past the bins (a bin there would be past the vmap of one page).
+ */
+ATTACH_TEST(an_overflow_region_without_a_bin_counts_out_of_range)
+{
+	struct profil_region r[2] = {
+		{ .buf = 0, .bufsize = 4, .offset = 0, .scale = 0x10000,
+		  .flags = PROFIL_REGION_U32 },
+		{ .buf = PAGE, .bufsize = 2,
+		  .flags = PROFIL_REGION_OVERFLOW | PROFIL_REGION_U32 },
+	};
+	struct profil_stats st;
+	const uint32_t *bins;
+	size_t i;
+
+	ASSERT_EQ(0, start_target(self, spin_subject));
+	self->mem = open_mem(self->pid);
+	ASSERT_LE(0, self->mem);
+	ASSERT_EQ(0, attach_regions(self->dev, self->pid, self->mem, RATE, r,
+				    2, &self->bins_size));
+	EXPECT_EQ(PAGE, self->bins_size);
+	self->bins = mmap(NULL, self->bins_size, PROT_READ, MAP_SHARED,
+			  self->dev, 0);
+	ASSERT_NE(MAP_FAILED, self->bins);
+	target_go(self);
+	EXPECT_EQ(STATUS, wait_status(self->pid));
+	self->pid = -1;
+	st = attach_stats(self->dev);
+	EXPECT_SAMPLES_NEAR(st.out_of_range,
+			    self->rep->cpu_a + self->rep->cpu_b, RATE);
+	EXPECT_EQ(0, st.samples);
+	bins = self->bins;
+	for (i = 0; i < PAGE / 4; i++)
+		ASSERT_EQ(0, bins[i]) TH_LOG("bin %zu", i);
+}
+
+/* Exec sleep: a target whose memory changes after its mem was opened. */
+static int exec_sleep_subject(struct report *rep)
+{
+	(void)rep;
+	execl("/bin/sleep", "sleep", "60", (char *)NULL);
+	return 8;
+}
+
+/* Until @pid runs @comm; 0, or -1 after a few thousand looks. */
+static int wait_comm(pid_t pid, const char *comm)
+{
+	struct timespec ms = { 0, 1000000 };
+	char path[64], buf[32];
+	int i, fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	for (i = 0; i < 5000; i++) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			buf[strcspn(buf, "\n")] = 0;
+			if (!strcmp(buf, comm))
+				return 0;
+		}
+		nanosleep(&ms, NULL);
+	}
+	return -1;
+}
+
+/*
+ * The mem fd names the memory it was opened on: once the target has
+ * exec'ed (a set-ID program's would be no longer the caller's to trace),
+ * the same PID with that fd is refused, EINVAL, and nothing is charged.
+ */
+ATTACH_TEST(a_mem_fd_opened_before_the_target_execs_is_refused)
+{
+	ASSERT_EQ(0, start_target(self, exec_sleep_subject));
+	self->mem = open_mem(self->pid);
+	ASSERT_LE(0, self->mem);
+	target_go(self);
+	ASSERT_EQ(0, wait_comm(self->pid, "sleep"));
+	EXPECT_EQ(-EINVAL, attach_spin(self, self->mem, self->pid));
+	EXPECT_EQ(self->vmpin0, vmpin_kb());
+	/* A mem fd opened now is the target's. */
+	close(self->mem);
+	self->mem = open_mem(self->pid);
+	ASSERT_LE(0, self->mem);
+	EXPECT_EQ(0, attach_spin(self, self->mem, self->pid));
 }
 
 /* Writable, executable, at an offset, too long: refused. */
