@@ -265,7 +265,7 @@ LIB_FILES	:= lib/libprofil.so lib/libprofil.a
 $(BUILD)/selftests $(BUILD)/demo $(BUILD)/bench:
 	mkdir -p $@
 
-$(BUILD)/selftests/%: selftests/%.c selftests/common.h $(HARNESS_DIR)/kselftest_harness.h $(LIB_FILES) | $(BUILD)/selftests
+$(BUILD)/selftests/%: selftests/%.c selftests/common.h selftests/failnth.h $(HARNESS_DIR)/kselftest_harness.h $(LIB_FILES) | $(BUILD)/selftests
 	$(CC) $(TEST_CFLAGS) -o $@ $< -Llib -lprofil
 
 GMON_CFLAGS	:= $(CFLAGS) -Wall -pthread -pg -Iuapi

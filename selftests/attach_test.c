@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
+#include "failnth.h"
 #include "kselftest_harness.h"
 
 #define PAGE	4096UL
@@ -924,51 +925,6 @@ ATTACH_TEST(memlock_limit_bounds_the_bins)
 	}
 	EXPECT_EQ(0, wait_status(pid));
 	EXPECT_EQ(0, memlock_balanced());
-}
-
-#define DBG	"/sys/kernel/debug/"
-
-static int write_str(const char *path, const char *str)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, str, strlen(str));
-	close(fd);
-	return n == (ssize_t)strlen(str) ? 0 : -1;
-}
-
-/* Let both injectors fail any allocation this task makes (failnth_test). */
-static int injection_ready(void)
-{
-	return !write_str(DBG "failslab/ignore-gfp-wait", "N") &&
-	       !write_str(DBG "fail_page_alloc/ignore-gfp-wait", "N") &&
-	       !write_str(DBG "fail_page_alloc/ignore-gfp-highmem", "N") &&
-	       !write_str(DBG "fail_page_alloc/min-order", "0") &&
-	       !write_str(DBG "failslab/verbose", "0") &&
-	       !write_str(DBG "fail_page_alloc/verbose", "0");
-}
-
-/* Set this thread's fail-nth @fd to @n; read back what was left. */
-static int nth_set(int fd, int n)
-{
-	char buf[16];
-
-	snprintf(buf, sizeof(buf), "%d", n);
-	return pwrite(fd, buf, strlen(buf), 0) > 0 ? 0 : -1;
-}
-
-static int nth_left(int fd)
-{
-	char buf[16];
-	ssize_t k = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (k <= 0)
-		return -1;
-	buf[k] = 0;
-	return atoi(buf);
 }
 
 /*

@@ -17,36 +17,13 @@
 #include <dirent.h>
 
 #include "common.h"
+#include "failnth.h"
 #include "kselftest_harness.h"
 
-#define DBG	"/sys/kernel/debug/"
 #define MAX_NTH	2000
 
 static uint16_t bins[4096], other[64];
 static unsigned char image[3 * 4096] __attribute__((aligned(4096)));
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
-/* Let both injectors fail any allocation this task makes, by fail-nth. */
-static int injection_ready(void)
-{
-	return !write_str(DBG "failslab/ignore-gfp-wait", "N") &&
-	       !write_str(DBG "fail_page_alloc/ignore-gfp-wait", "N") &&
-	       !write_str(DBG "fail_page_alloc/ignore-gfp-highmem", "N") &&
-	       !write_str(DBG "fail_page_alloc/min-order", "0") &&
-	       !write_str(DBG "failslab/verbose", "0") &&
-	       !write_str(DBG "fail_page_alloc/verbose", "0");
-}
 
 /* In a fixture setup: skip unless this kernel and this user can inject. */
 #define REQUIRE_INJECTION() do {					\
@@ -61,26 +38,8 @@ static int injection_ready(void)
  * A task's fail-nth file, @fd.  nth_set(fd, n): the n-th injection point
  * of that task from now fails (0: none).  nth_left(fd): how many points
  * were still to go (0: it fired).  The file is opened first: its open is
- * no such point.
+ * no such point (failnth.h).
  */
-static int nth_set(int fd, int n)
-{
-	char buf[16];
-
-	snprintf(buf, sizeof(buf), "%d", n);
-	return pwrite(fd, buf, strlen(buf), 0) > 0 ? 0 : -1;
-}
-
-static int nth_left(int fd)
-{
-	char buf[16];
-	ssize_t k = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (k <= 0)
-		return -1;
-	buf[k] = '\0';
-	return atoi(buf);
-}
 
 /* This thread's fail-nth. */
 static int fail_fd = -1;
