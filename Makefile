@@ -221,10 +221,12 @@ $(BUILD)/tools:
 
 # The agent: libc only, nothing exported but the audit interface (la_*);
 # every symbol bound at load (-z now), so that no forked child binds one
-# again, at the cost of page faults, in its copy.
+# again, at the cost of page faults, in its copy.  Frame pointers, so that
+# perf record -g can tell the agent's work in a program from the
+# program's (profil_cmd_test's real_* tests leave it out of perf's share).
 $(BUILD)/tools/profil-agent.so: tools/agent.c tools/profile-file.h uapi/linux/profil.h | $(BUILD)/tools
 	$(CC) $(TOOL_CFLAGS) -fPIC -fvisibility=hidden -shared $(LDFLAGS) \
-		-o $@ $< -pthread -Wl,-z,defs -Wl,-z,now
+		-fno-omit-frame-pointer -o $@ $< -pthread -Wl,-z,defs -Wl,-z,now
 
 # The 32-bit programs' stub (agent32.c): nothing but la_version().
 $(BUILD)/tools/profil-agent32.so: tools/agent32.c | $(BUILD)/tools
