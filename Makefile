@@ -245,10 +245,10 @@ $(BUILD)/tools/profile.pb-c.c: tools/profile.proto | $(BUILD)/tools
 	protoc-c --proto_path=tools --c_out=$(BUILD)/tools $<
 $(BUILD)/tools/profile.pb-c.h: $(BUILD)/tools/profile.pb-c.c
 
-$(BUILD)/tools/profil: tools/profil.c $(REPORT_DEPS) | $(BUILD)/tools
+$(BUILD)/tools/profil: tools/profil.c tools/attach.c $(REPORT_DEPS) uapi/linux/profil.h | $(BUILD)/tools
 	$(CC) $(TOOL_CFLAGS) -I$(BUILD)/tools \
 		-DAGENT_PATH='"$(LIBDIR)/profil/profil-agent.so"' \
-		$(LDFLAGS) -o $@ tools/profil.c $(REPORT_SRCS) $(REPORT_LIBS)
+		$(LDFLAGS) -o $@ tools/profil.c tools/attach.c $(REPORT_SRCS) $(REPORT_LIBS)
 
 # --- selftests -----------------------------------------------------------
 $(HARNESS_DIR)/kselftest_harness.h:

@@ -33,6 +33,20 @@ expect 'object' profil --sort o
 expect '--percent-limit' profil --perc
 expect '--children' profil -r 100 --chi
 expect '' profil --percent-limit ''
+expect '' profil -p 1 --duration ''
+expect '--pid' profil --pi
+# -p: the running processes' IDs, this shell's among them.
+for words in "profil -p" "profil -f csv --pid"; do
+	# shellcheck disable=SC2206
+	COMP_WORDS=($words '')
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	_profil
+	case " ${COMPREPLY[*]} " in
+	*" $$ "*) echo "ok - $words: offers pid $$" ;;
+	*) echo "not ok - $words: pid $$ not offered"; fail=1 ;;
+	esac
+done
 # After the command, its words are its own: files here, where
 # bash-completion's _command_offset is not loaded.
 expect '' profil -- profil_no_such_command --so
@@ -66,7 +80,7 @@ complete -p profil > /dev/null || { echo "not ok - no completion for profil"; fa
 
 # Every long option of tools/profil.c's tables, for plain profil, record and
 # report: offered by the completion after "--", named in profil(1), and in
-# --help's usage by its long name or its letter (-r for --rate).
+# --help's usage by its long name or its letter (-r for --rate, -p PID).
 profil=$top/build/tools/profil
 usage=$("$profil" --help 2>&1) || { echo "not ok - $profil --help failed"; fail=1; }
 for mode in profile record report; do
@@ -100,7 +114,7 @@ for mode in profile record report; do
 		[a-z]) alt="-$letter" ;;
 		*) alt="--$long" ;;
 		esac
-		printf '%s\n' "$usage" | grep -q -- "--$long\|\[$alt[] ]" ||
+		printf '%s\n' "$usage" | grep -q -- "--$long\|\[$alt[] ]\| $alt " ||
 			{ echo "not ok - $words: --$long not in --help"; fail=1; }
 	done <<-EOF2
 	$opts

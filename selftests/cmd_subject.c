@@ -27,6 +27,9 @@
  *	closefds	close every descriptor, then split
  *	ready		split 300 ms, "ready" on stdout, then split until a
  *			signal ends it (at most 20 s of CPU)
+ *	attached [ms]	"ready" on stdout, then, once SIGUSR1 comes (profil -p
+ *			has attached), split for ms of CPU (2000), "done",
+ *			exit status 0
  *	sigint		"SIGINT ignored" or "SIGINT default" on stdout: the
  *			disposition it was started with
  *	waitkill	a forked child runs twenty 300 ms and is waited for,
@@ -249,6 +252,23 @@ static int ready(void)
 	fflush(stdout);
 	work(5, 3, 2, 20000);
 	return 3;	/* no signal came */
+}
+
+static int attached(unsigned int ms)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	printf("ready\n");
+	fflush(stdout);
+	if (sigwait(&set, &sig))
+		return 1;
+	work(5, 3, 2, ms);
+	printf("done\n");
+	return 0;
 }
 
 static int sigint_disposition(void)
@@ -476,6 +496,8 @@ int main(int argc, char **argv)
 		syscall(SYS_close_range, 0, ~0U, 0), work(5, 3, 2, 600);
 	else if (!strcmp(mode, "ready"))
 		return ready();
+	else if (!strcmp(mode, "attached"))
+		return attached(argc > 2 ? atoi(argv[2]) : 2000);
 	else if (!strcmp(mode, "sigint"))
 		return sigint_disposition();
 	else if (!strcmp(mode, "daemon"))

@@ -2108,6 +2108,17 @@ static void real_agrees(struct __test_metadata *_metadata,
 	shares_norm(&pr);
 	ASSERT_LT(0, pe.n) TH_LOG("perf named no object");
 	ASSERT_LT(0, pr.n) TH_LOG("profil named no object");
+	/*
+	 * The debug kernel: 8 points more.  What perf sees of profil's own
+	 * work that it cannot tell apart (the agent's system calls as it
+	 * arms and replaces its images, charged to libc where no frame of
+	 * the agent or the module shows) is several times dearer there
+	 * (KASAN): libc 10.9% by perf against 5.8% by profil on xz, 17.2%
+	 * against 10.5% on the pipeline (__munmap 1.8% against none), 1 to 2
+	 * points on Debian's kernels.
+	 */
+	if (debug_kernel())
+		tol += 8;
 	TH_LOG("tolerance %.1f", tol);
 	/* Each object once, as either tool has it. */
 	for (k = 0; k < 2; k++)
@@ -2164,15 +2175,8 @@ TEST_F_TIMEOUT(cmd, real_pipeline_gzip_into_xz_agrees_with_perf_by_object, 180)
 	ASSERT_EQ(0, make_text(in, 512 << 10));
 	snprintf(cmd, sizeof(cmd), "%s -9 -c %s | %s -d | %s " REAL_XZ " > /dev/null",
 		 gz, in, gz, xz);
-	/*
-	 * A process --children missed is 17 points or more.  The debug
-	 * kernel: 10 points more.  Its exec is slow (KASAN), and perf
-	 * charges an exec's kernel time to the execve() that made it (7.5%
-	 * of the pipeline's, under libc), where profil's session of the old
-	 * image has ended (profil(1), CAVEATS): libc 24.9% against 15.8%.
-	 * On Debian's kernels the same is about 1%.
-	 */
-	real_agrees(_metadata, self, cmd, REAL_TOL + (debug_kernel() ? 10 : 0));
+	/* A process --children missed is 17 points or more. */
+	real_agrees(_metadata, self, cmd, REAL_TOL);
 	unlink(in);
 }
 
@@ -2219,6 +2223,196 @@ TEST_F_TIMEOUT(cmd, real_program_python_with_c_extensions_agrees_with_perf_by_ob
 	/* An extension module's objects missed would be 15 points or more. */
 	real_agrees(_metadata, self, cmd, REAL_TOL);
 	unlink(py);
+}
+
+/* --- profil -p: a process already running ------------------------------ */
+
+/* cmd_subject @mode @arg (may be NULL) started alone into @t, its "ready" read. */
+static int target_start(FIXTURE_DATA(cmd) *self, struct run *t,
+			const char *mode, const char *arg)
+{
+	char bin[4096], line[8] = "";
+	const char *argv[] = { bin, mode, arg, NULL };
+
+	subject(bin, sizeof(bin), self->dir, "cmd_subject");
+	if (run_start(t, bin, (char *const *)argv, NULL))
+		return -1;
+	return read(t->out, line, 6) == 6 && !strcmp(line, "ready\n") ? 0 : -1;
+}
+
+/*
+ * profil -p @t's pid -f csv -o CSV -r 1000 @more (NULL-terminated) into
+ * self->r; its first line on stderr (what it says once attached, or why
+ * it could not) in @said.
+ */
+static void attach_start(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(cmd) *self, pid_t pid,
+			 const char *const *more, char *said, size_t len)
+{
+	const char *argv[16] = { self->profil, "-p", NULL, "-f", "csv", "-o",
+				 self->csv, "-r", "1000" };
+	char num[16];
+	size_t n = 0;
+	int i = 9;
+
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	argv[2] = num;
+	for (; more && *more && i < 15; more++)
+		argv[i++] = *more;
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)argv, NULL));
+	while (n + 1 < len && read(self->r.err, said + n, 1) == 1 && said[n] != '\n')
+		n++;
+	said[n] = '\0';
+}
+
+/* Until process @pid has run @ns more of CPU (at most 60 s of our clock). */
+static int target_runs(pid_t pid, uint64_t ns)
+{
+	struct timespec ts, limit, now;
+	uint64_t t0 = 0, t;
+	clockid_t c;
+	int i;
+
+	if (clock_getcpuclockid(pid, &c))
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &limit);
+	limit.tv_sec += 60;
+	for (i = 0;; i++) {
+		if (clock_gettime(c, &ts))
+			return -1;
+		t = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+		if (!i)
+			t0 = t;
+		else if (t - t0 >= ns)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > limit.tv_sec)
+			return -1;
+		usleep(10000);
+	}
+}
+
+/*
+ * profil -p on an unmodified program already running, which runs its
+ * 50/30/20 split only once profil says it attached (SIGUSR1), then exits:
+ * the split within CMD_TOL points, thirty() in its library, the samples
+ * its CPU time is worth, and the end told; the program's output and exit
+ * status its own.
+ */
+TEST_F_TIMEOUT(cmd, attach_gives_the_split_of_a_running_program, 120)
+{
+	unsigned long samples;
+	unsigned int rate;
+	double cpu, expect;
+	char said[512];
+	struct run t;
+	int i, found = 0;
+
+	ASSERT_EQ(0, target_start(self, &t, "attached", "3000"));
+	attach_start(_metadata, self, t.pid, NULL, said, sizeof(said));
+	EXPECT_NE(NULL, strstr(said, "attached to pid")) TH_LOG("%s", said);
+	EXPECT_NE(NULL, strstr(said, "cmd_subject")) TH_LOG("%s", said);
+	EXPECT_EQ(0, kill(t.pid, SIGUSR1));
+	EXPECT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.stderr_text);
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "exited"))
+		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_EQ(0, run_finish(&t));
+	EXPECT_STREQ("done\n", t.stdout_text);
+	LOAD();
+	EXPECT_SPLIT(&self->p);
+	for (i = 0; i < self->p.n; i++)
+		if (!strcmp(self->p.rows[i].function, "thirty"))
+			found = !!strstr(self->p.rows[i].object, "libcmd_split.so");
+	EXPECT_TRUE(found) TH_LOG("thirty() not named in libcmd_split.so");
+	EXPECT_EQ(t.pid, main_pid(&self->p));
+	ASSERT_EQ(0, header_of(&self->p, t.pid, &rate, &cpu, &samples, &expect))
+		TH_LOG("%s", self->p.header);
+	EXPECT_EQ(1000, rate);
+	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
+}
+
+/*
+ * profil -p ends at --duration, and at SIGINT, with a report each time;
+ * the program runs on, its CPU clock going, and ends as it would (a
+ * SIGTERM kills it).
+ */
+TEST_F_TIMEOUT(cmd, attach_ends_at_its_duration_or_a_signal_the_target_runs_on, 120)
+{
+	const char *duration[] = { "--duration", "1", NULL };
+	char said[512];
+	struct run t;
+
+	ASSERT_EQ(0, target_start(self, &t, "ready", NULL));
+	attach_start(_metadata, self, t.pid, duration, said, sizeof(said));
+	EXPECT_NE(NULL, strstr(said, "attached to pid")) TH_LOG("%s", said);
+	EXPECT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	EXPECT_LT(100, samples_of(&self->p, "all", NULL));
+	EXPECT_EQ(0, waitpid(t.pid, NULL, WNOHANG));
+	EXPECT_EQ(0, target_runs(t.pid, 200000000));
+
+	unlink(self->csv);
+	attach_start(_metadata, self, t.pid, NULL, said, sizeof(said));
+	EXPECT_NE(NULL, strstr(said, "attached to pid")) TH_LOG("%s", said);
+	EXPECT_EQ(0, target_runs(t.pid, 300000000));
+	EXPECT_EQ(0, kill(self->r.pid, SIGINT));
+	EXPECT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.stderr_text);
+	LOAD();
+	EXPECT_LT(100, samples_of(&self->p, "all", NULL));
+	EXPECT_EQ(0, waitpid(t.pid, NULL, WNOHANG));
+	EXPECT_EQ(0, target_runs(t.pid, 200000000));
+	EXPECT_EQ(0, kill(t.pid, SIGTERM));
+	run_finish(&t);
+	EXPECT_TRUE(WIFSIGNALED(t.status) && WTERMSIG(t.status) == SIGTERM)
+		TH_LOG("status %#x", t.status);
+}
+
+/* profil -p @pid @more...: its exit status, what it said in self->r. */
+static int attach_refused(FIXTURE_DATA(cmd) *self, const char *pid,
+			  const char *more)
+{
+	const char *argv[] = { self->profil, "-p", pid, more, NULL };
+
+	if (run_start(&self->r, self->profil, (char *const *)argv, NULL))
+		return -1;
+	return run_finish(&self->r);
+}
+
+/*
+ * What profil -p refuses, exit status 125 and why: a process that is
+ * gone, one the user may not ptrace (init, for a user), a PID that is not
+ * one, a command or --children with -p, --duration without it.
+ */
+TEST_F(cmd, attach_refusals_say_why)
+{
+	char num[16], bin[4096];
+	const char *argv[] = { self->profil, "--duration", "1", "--", bin,
+			       "twenty", NULL };
+	pid_t gone = fork();
+
+	ASSERT_LE(0, gone);
+	if (!gone)
+		_exit(0);
+	ASSERT_EQ(gone, waitpid(gone, NULL, 0));
+	snprintf(num, sizeof(num), "%d", (int)gone);
+	EXPECT_EQ(125 << 8, attach_refused(self, num, NULL));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "no such process"))
+		TH_LOG("%s", self->r.stderr_text);
+	if (geteuid()) {
+		EXPECT_EQ(125 << 8, attach_refused(self, "1", NULL));
+		EXPECT_NE(NULL, strstr(self->r.stderr_text, "permission denied"))
+			TH_LOG("%s", self->r.stderr_text);
+	}
+	EXPECT_EQ(125 << 8, attach_refused(self, "0", NULL));
+	EXPECT_EQ(125 << 8, attach_refused(self, "12x", NULL));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "a process ID"));
+	EXPECT_EQ(125 << 8, attach_refused(self, "1", "--children"));
+	subject(bin, sizeof(bin), self->dir, "cmd_subject");
+	EXPECT_EQ(125 << 8, attach_refused(self, "1", bin));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "no command"));
+	ASSERT_EQ(0, run_start(&self->r, self->profil, (char *const *)argv, NULL));
+	EXPECT_EQ(125 << 8, run_finish(&self->r));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "--duration is -p's"));
 }
 
 TEST_HARNESS_MAIN

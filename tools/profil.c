@@ -5,6 +5,8 @@
  *	profil [-r RATE] [-o FILE] [-f text|csv|gmon|pprof] [-l] [--children]
  *	       [--sort symbol|object|process] [--percent-limit PCT]
  *	       [--debuginfo-path PATH] [--] command [args...]
+ *	profil -p PID [--duration SECONDS] [-r RATE] [-o FILE] [-f ...] [-l]
+ *	       [--sort ...] [--percent-limit PCT] [--debuginfo-path PATH]
  *	profil record [-r RATE] [-o DIR] [--children] [--] command [args...]
  *	profil report [-o FILE] [-f text|csv|gmon|pprof] [-l]
  *	       [--sort symbol|object|process] [--percent-limit PCT]
@@ -32,6 +34,10 @@
  * it runs; SIGTERM and SIGHUP sent to profil are passed on to it.  Once it
  * ended, any of the four removes the run's directory and ends profil as
  * that signal.  The command starts with the dispositions profil was given.
+ *
+ * profil -p attaches to a running process instead (attach.c) until one of
+ * those four signals, --duration or the process's end, and prints the
+ * same report, on standard output.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -64,13 +70,16 @@ static const char usage[] =
 	"usage: profil [-r RATE] [-o FILE] [-f text|csv|gmon|pprof] [-l] [--children]\n"
 	"              [--sort symbol|object|process] [--percent-limit PCT]\n"
 	"              [--debuginfo-path PATH] [--] command [args...]\n"
+	"       profil -p PID [--duration SECONDS] [-r RATE] [-o FILE]\n"
+	"              [-f text|csv|gmon|pprof] [-l] [--sort symbol|object|process]\n"
+	"              [--percent-limit PCT] [--debuginfo-path PATH]\n"
 	"       profil record [-r RATE] [-o DIR] [--children] [--] command [args...]\n"
 	"       profil report [-o FILE] [-f text|csv|gmon|pprof] [-l]\n"
 	"              [--sort symbol|object|process] [--percent-limit PCT]\n"
 	"              [--debuginfo-path PATH] [DIR]\n";
 
 /* The long options without a letter. */
-enum { OPT_SORT = 256, OPT_PERCENT_LIMIT, OPT_DEBUGINFO_PATH };
+enum { OPT_SORT = 256, OPT_PERCENT_LIMIT, OPT_DEBUGINFO_PATH, OPT_DURATION };
 
 /* profil, profil record, profil report. */
 enum mode { MODE_PROFILE, MODE_RECORD, MODE_REPORT };
@@ -85,6 +94,8 @@ struct opts {
 	int percent_limit_set;
 	double percent_limit;
 	int lines, children;
+	pid_t pid;			/* -p: the process to attach to */
+	double duration;		/* --duration, seconds */
 	char **argv;
 };
 
@@ -160,6 +171,8 @@ static const struct option profile_longs[] = {
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
 	{ "debuginfo-path", required_argument, NULL, OPT_DEBUGINFO_PATH },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 }
 };
@@ -190,7 +203,7 @@ static const struct option report_longs[] = {
 static void parse_opts(struct opts *o, int argc, char **argv)
 {
 	static const char *const shorts[] = {
-		[MODE_PROFILE] = "+r:o:f:lh", [MODE_RECORD] = "+r:o:h",
+		[MODE_PROFILE] = "+r:o:f:lp:h", [MODE_RECORD] = "+r:o:h",
 		[MODE_REPORT] = "o:f:lh",
 	};
 	static const struct option *const longs[] = {
@@ -232,6 +245,17 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		case OPT_DEBUGINFO_PATH:
 			o->debuginfo_path = optarg;
 			break;
+		case 'p':
+			v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > INT_MAX)
+				fail("pid '%s': a process ID", optarg);
+			o->pid = v;
+			break;
+		case OPT_DURATION:
+			o->duration = strtod(optarg, &end);
+			if (*end || !(o->duration > 0 && o->duration <= 1e9))
+				fail("duration '%s': seconds, more than 0", optarg);
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
@@ -240,8 +264,12 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			exit(PROFIL_EXIT_FAIL);
 		}
 	}
-	/* A command; report: a directory, or none. */
-	if (o->mode == MODE_REPORT ? argc - optind > 1 : optind == argc) {
+	if (o->pid && (optind < argc || o->children))
+		fail("-p attaches to a running process: no command, no --children");
+	if (o->duration && !o->pid)
+		fail("--duration is -p's: a command is profiled until it ends");
+	/* A command; report: a directory, or none; -p: none. */
+	if (o->mode == MODE_REPORT ? argc - optind > 1 : optind == argc && !o->pid) {
 		fputs(usage, stderr);
 		exit(PROFIL_EXIT_FAIL);
 	}
@@ -802,17 +830,12 @@ static void report_opts(const struct opts *o, struct report *r)
 	r->debuginfo_path = o->debuginfo_path;
 }
 
-/*
- * The report of the files of @dir, as @o asks, to o->output, or by
- * default: gmon.out, profile.pb.gz, or the text or CSV on @std.  0, or -1
- * once said why.
- */
+static int report_out(const struct opts *o, struct report *r, FILE *std);
+
+/* The report of the files of @dir (report_out()); 0, or -1 once said why. */
 static int report(const struct opts *o, struct report *r, const char *dir,
 		  FILE *std)
 {
-	const char *path = o->output;
-	int ret;
-
 	if (report_load(r, dir))
 		fprintf(stderr, "profil: %s: %s\n", dir, strerror(errno));
 	if (!r->nr_files) {
@@ -820,6 +843,19 @@ static int report(const struct opts *o, struct report *r, const char *dir,
 			o->mode == MODE_REPORT ? r->command : o->argv[0]);
 		return -1;
 	}
+	return report_out(o, r, std);
+}
+
+/*
+ * The report of r->files, as @o asks, to o->output, or by default:
+ * gmon.out, profile.pb.gz, or the text or CSV on @std.  0, or -1 once
+ * said why.
+ */
+static int report_out(const struct opts *o, struct report *r, FILE *std)
+{
+	const char *path = o->output;
+	int ret;
+
 	if (!path && o->format == FORMAT_GMON)
 		path = "gmon.out";
 	if (!path && o->format == FORMAT_PPROF)
@@ -865,6 +901,34 @@ static int run_command(const struct opts *o, struct report *r,
 	return status;
 }
 
+/*
+ * profil -p PID: the process's profile (attach.c) until a signal,
+ * --duration or its end, reported on standard output unless -o says
+ * otherwise.  0; 1 when no report could be written; PROFIL_EXIT_FAIL
+ * when profil could not attach.
+ */
+static int attach_main(const struct opts *o)
+{
+	struct attach_opts a = { .pid = o->pid, .rate = o->rate,
+				 .duration = o->duration, .stop = &sigs.stop };
+	struct report r = { 0 };
+	int ret;
+
+	handle_signals(NULL);
+	sigs.rest = 1;			/* a signal ends the attachment */
+	ret = attach_profile(&a, &r);
+	sigs.rest = 0;
+	restore_signals();
+	if (ret)
+		exit(PROFIL_EXIT_FAIL);
+	report_opts(o, &r);
+	ret = report_out(o, &r, stdout);
+	report_free(&r);
+	free((char *)r.command);
+	free((char *)r.exe);
+	return ret ? 1 : 0;
+}
+
 /* profil [opts] -- command: run, report, remove the run's directory. */
 static int profile_main(int argc, char **argv)
 {
@@ -877,6 +941,8 @@ static int profile_main(int argc, char **argv)
 	exe[0] = '\0';
 	parse_opts(&o, argc, argv);
 	check_module(&o);
+	if (o.pid)
+		return attach_main(&o);
 	find_agent(agent, sizeof(agent));
 	refuse(&o, exe);
 	snprintf(dir, sizeof(dir), "%s/profil.XXXXXX", tmp);

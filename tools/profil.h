@@ -3,6 +3,7 @@
 #ifndef PROFIL_TOOLS_PROFIL_H
 #define PROFIL_TOOLS_PROFIL_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -130,5 +131,19 @@ int record_write(const struct report *r, const char *dir);
 void record_perfmaps(const struct report *r, const char *dir);
 int record_read(struct report *r, const char *dir);
 int record_name(const char *name);
+
+/*
+ * profil -p (attach.c): a running process's profile into @r as one
+ * profile file in memory, with its pid, program, command line and rate,
+ * its objects found (report_objects()); 0, or -1 once said why.
+ */
+struct attach_opts {
+	pid_t pid;
+	unsigned int rate;		/* Hz */
+	double duration;		/* seconds; 0: until the end or *stop */
+	volatile sig_atomic_t *stop;	/* set by a signal: detach */
+};
+
+int attach_profile(const struct attach_opts *o, struct report *r);
 
 #endif /* PROFIL_TOOLS_PROFIL_H */
