@@ -930,11 +930,14 @@ static void expect_jit_named(struct __test_metadata *_metadata,
 	EXPECT_STREQ("LazyCompile:*spin jit.js:1", top->function);
 	EXPECT_STREQ("[jit]", top->object);
 	/*
-	 * Most, not 70% as without the map: writing it costs the program
-	 * CPU time before the spin (61-67% under the debug kernel).
+	 * Nine times fifty's by construction (90% and 10% of the spin), at
+	 * least five: not a share of the whole, to which writing the map
+	 * adds the program's CPU time before the spin (61-67% under the
+	 * debug kernel, and 48% once in CI).
 	 */
-	EXPECT_LT(50.0, top->pct);
 	EXPECT_LT(0, samples_of(&self->p, "all", "fifty"));
+	EXPECT_LT(5 * share(&self->p, "fifty"), top->pct)
+		TH_LOG("jit %.1f%%, fifty %.1f%%", top->pct, share(&self->p, "fifty"));
 }
 
 /*
