@@ -30,6 +30,7 @@
  *	attached [ms]	"ready" on stdout, then, once SIGUSR1 comes (profil -p
  *			has attached), split for ms of CPU (2000), "done",
  *			exit status 0
+ *	attached_dlopen [ms]	the same, with dlopen's work for ms of CPU
  *	sigint		"SIGINT ignored" or "SIGINT default" on stdout: the
  *			disposition it was started with
  *	waitkill	a forked child runs twenty 300 ms and is waited for,
@@ -254,7 +255,9 @@ static int ready(void)
 	return 3;	/* no signal came */
 }
 
-static int attached(unsigned int ms)
+static int late_dlopen(unsigned int ms);
+
+static int attached(unsigned int ms, int dl)
 {
 	sigset_t set;
 	int sig;
@@ -266,7 +269,10 @@ static int attached(unsigned int ms)
 	fflush(stdout);
 	if (sigwait(&set, &sig))
 		return 1;
-	work(5, 3, 2, ms);
+	if (dl && late_dlopen(ms))
+		return 1;
+	if (!dl)
+		work(5, 3, 2, ms);
 	printf("done\n");
 	return 0;
 }
@@ -348,7 +354,7 @@ static int fork_after_work(void)
 	return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-static int late_dlopen(void)
+static int late_dlopen(unsigned int ms)
 {
 #ifdef CMD_STATIC
 	return 2;	/* only the refusal of a static program is tested */
@@ -364,7 +370,7 @@ static int late_dlopen(void)
 		fprintf(stderr, "cmd_subject: %s\n", dlerror());
 		return 1;
 	}
-	end = cmd_cpu_ns() + 400000000ULL;
+	end = cmd_cpu_ns() + ms * 1000000ULL;
 	while (cmd_cpu_ns() < end)
 		sink += fn(10);
 	return 0;
@@ -483,7 +489,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "forks") && argc > 2)
 		return forks(atoi(argv[2]));
 	else if (!strcmp(mode, "dlopen"))
-		return late_dlopen();
+		return late_dlopen(400);
 	else if (!strcmp(mode, "jit"))
 		return jit(0);
 	else if (!strcmp(mode, "jitmap"))
@@ -497,7 +503,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "ready"))
 		return ready();
 	else if (!strcmp(mode, "attached"))
-		return attached(argc > 2 ? atoi(argv[2]) : 2000);
+		return attached(argc > 2 ? atoi(argv[2]) : 2000, 0);
+	else if (!strcmp(mode, "attached_dlopen"))
+		return attached(argc > 2 ? atoi(argv[2]) : 2000, 1);
 	else if (!strcmp(mode, "sigint"))
 		return sigint_disposition();
 	else if (!strcmp(mode, "daemon"))

@@ -10,9 +10,14 @@
  * Permission is ptrace's: profil opens /proc/PID/mem, whose open runs the
  * kernel's ptrace access check, and hands the fd to the kernel, which
  * checks that it is the target's memory now (a PID reused meanwhile is
- * refused).  The objects are those /proc/PID/maps maps executable at the
- * attach, each an ELF file read here for its load bias and build-ID;
- * code mapped later counts in the nowhere bin, its PCs kept (a PC log).
+ * refused).  The objects are the ELF files /proc/PID/maps maps
+ * executable, each read here for its load bias and build-ID; other code
+ * (a JIT's, a memfd's, a file deleted) counts in the PC log.  The maps are read
+ * again every ATTACH_MAPS_MS: when the process has mapped code since (a
+ * dlopen()), the attachment is replaced by one over all of it, as the
+ * agent re-arms, each its own profile file, so that every sample is in
+ * one; the code's PCs before that are in the first one's PC log, named
+ * from the second (report.c, pc_home()).
  */
 #define _GNU_SOURCE
 #include <elfutils/libdwelf.h>
@@ -27,10 +32,11 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/openat2.h>
 #include <linux/profil.h>
 
 #include "profil.h"
@@ -40,11 +46,14 @@
 #define ATTACH_PCLOG_SLOTS	1024	/* the nowhere bin: a count, 1023 PCs */
 #define ATTACH_MAX_SEGS		(PROFIL_MAX_REGIONS - 1)
 #define ATTACH_POLL_MS		100
+#define ATTACH_MAPS_MS		500	/* the maps read again this often, */
+#define ATTACH_MAX_AGAIN	8	/* and this many attachments more */
 #define ATTACH_NO_LIMIT		(256ULL << 20) /* bins at most, unlimited */
 
 /* An executable mapping of the target's, as its profile file region. */
 struct attach_seg {
-	uint64_t start, end, bias;
+	uint64_t map_start, map_end, map_off, ino;	/* as the maps say */
+	uint64_t start, end, bias;			/* its object's text */
 	char *path;
 	uint32_t kind;
 	uint32_t build_id_size;
@@ -54,63 +63,72 @@ struct attach_seg {
 struct attach_target {
 	pid_t pid;
 	char exe[PATH_MAX];
+	int root;			/* /proc/PID/root, O_PATH, while read */
 	struct attach_seg *segs;
 	size_t nr_segs, cap;
 };
 
 /*
- * The ELF file of a mapping, as the target maps it: through its root
- * (/proc/PID/root), and only when it is still the file mapped there (its
- * device and inode as the maps say), never opened unless regular.
+ * The file the target maps at @path, opened for reading: resolved in the
+ * target's root (symbolic links not followed: the maps give resolved
+ * paths), looked at before it is opened (a regular file of inode @ino,
+ * the one mapped, never a FIFO or a device put there since).  The device
+ * is not compared: btrfs and overlayfs give another in the maps than
+ * stat() does.  -1 when it is not that file.
  */
-static int attach_open_file(pid_t pid, const char *path, dev_t dev,
-			    ino_t ino)
+static int attach_open_file(const struct attach_target *t, const char *path,
+			    uint64_t ino)
 {
-	char in_root[PATH_MAX + 32];
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS,
+	};
+	char again[64];
 	struct stat st;
-	int fd;
+	int fd, file;
 
-	snprintf(in_root, sizeof(in_root), "/proc/%d/root%s", (int)pid, path);
-	if (stat(in_root, &st) || !S_ISREG(st.st_mode))
-		return -1;
-	fd = open(in_root, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fd = syscall(SYS_openat2, t->root, path, &how, sizeof(how));
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_dev != dev ||
-	    st.st_ino != ino) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != ino) {
 		close(fd);
 		return -1;
 	}
-	return fd;
+	snprintf(again, sizeof(again), "/proc/self/fd/%d", fd);
+	file = open(again, O_RDONLY | O_CLOEXEC);
+	close(fd);
+	return file;
 }
 
 /*
- * @s's bias and text from the executable PT_LOAD mapped at s->start from
- * file offset @off, and its build-ID; left as the mapping says (a bias of
- * start - off) when the file cannot be read.
+ * @s's object from its ELF file: the executable PT_LOAD that holds file
+ * offset s->map_off, mapped at s->map_start, gives the load bias and the
+ * text; and its build-ID.  0, or -1 when no such segment is there.
  */
-static void attach_elf(struct attach_seg *s, int fd, uint64_t off)
+static int attach_elf(struct attach_seg *s, int fd)
 {
-	uint64_t page = sysconf(_SC_PAGESIZE), end;
+	uint64_t page = sysconf(_SC_PAGESIZE), lo, hi;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	const void *id;
 	GElf_Phdr ph;
 	size_t i, n;
 	ssize_t len;
+	int ret = -1;
 
 	if (!e || elf_getphdrnum(e, &n))
 		goto out;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && ret; i++) {
 		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD ||
-		    !(ph.p_flags & PF_X) || (ph.p_offset & ~(page - 1)) != off)
+		    !(ph.p_flags & PF_X) ||
+		    (ph.p_offset & ~(page - 1)) > s->map_off ||
+		    s->map_off >= ph.p_offset + ph.p_filesz)
 			continue;
-		s->bias = s->start - (ph.p_vaddr & ~(page - 1));
-		end = s->bias + ph.p_vaddr + ph.p_memsz;
-		if (s->bias + ph.p_vaddr > s->start)
-			s->start = s->bias + ph.p_vaddr;
-		if (end < s->end)
-			s->end = end;
-		break;
+		s->bias = s->map_start - s->map_off + ph.p_offset - ph.p_vaddr;
+		lo = s->bias + ph.p_vaddr;
+		hi = lo + ph.p_memsz;
+		s->start = lo > s->map_start ? lo : s->map_start;
+		s->end = hi < s->map_end ? hi : s->map_end;
+		ret = s->start < s->end ? 0 : -1;
 	}
 	len = dwelf_elf_gnu_build_id(e, &id);
 	if (len > 0 && len <= PROFILE_BUILD_ID_MAX) {
@@ -119,72 +137,135 @@ static void attach_elf(struct attach_seg *s, int fd, uint64_t off)
 	}
 out:
 	elf_end(e);
+	return ret;
 }
 
-/* One line of /proc/PID/maps into t->segs when it maps code. */
-static int attach_map_line(struct attach_target *t, const char *line)
+/* The segment of @t mapped as @s is, or NULL. */
+static const struct attach_seg *attach_known(const struct attach_target *t,
+					     const struct attach_seg *s)
+{
+	size_t i;
+
+	for (i = 0; t && i < t->nr_segs; i++)
+		if (t->segs[i].map_start == s->map_start &&
+		    t->segs[i].map_end == s->map_end &&
+		    t->segs[i].map_off == s->map_off &&
+		    t->segs[i].ino == s->ino && !strcmp(t->segs[i].path, s->path))
+			return &t->segs[i];
+	return NULL;
+}
+
+/*
+ * @s, a mapping of code, as an object's: the vDSO, or an ELF file whose
+ * executable segment it maps (its segment in @known, else read).  0, or
+ * -1 when it is code of no object that profil can read (a JIT's, a
+ * memfd's, a file gone or replaced), which counts in the PC log.
+ */
+static int attach_object(const struct attach_target *t,
+			 const struct attach_target *known,
+			 struct attach_seg *s)
+{
+	const struct attach_seg *k = attach_known(known, s);
+	int fd, ret;
+
+	if (!strcmp(s->path, "[vdso]")) {
+		s->kind = PROFILE_REGION_VDSO;
+		s->bias = s->start = s->map_start;
+		s->end = s->map_end;
+		return 0;
+	}
+	if (s->path[0] != '/' || !strncmp(s->path, "/memfd:", 7) ||
+	    strstr(s->path, " (deleted)"))
+		return -1;
+	if (k) {
+		free(s->path);
+		*s = *k;
+		s->path = strdup(k->path);
+		return s->path ? 0 : -1;
+	}
+	s->kind = strcmp(s->path, t->exe) ? PROFILE_REGION_LIB : PROFILE_REGION_EXE;
+	fd = attach_open_file(t, s->path, s->ino);
+	if (fd < 0)
+		return -1;
+	ret = attach_elf(s, fd);
+	close(fd);
+	return ret;
+}
+
+/*
+ * One line of /proc/PID/maps (a whole one: it ends in a newline) into
+ * t->segs when it maps an object's code (attach_object()), at most 4 GiB
+ * of it.  0, or -1 without memory.
+ */
+static int attach_map_line(struct attach_target *t,
+			   const struct attach_target *known, const char *line)
 {
 	unsigned long long start, end, off, ino;
-	unsigned int maj, min;
-	char perms[8], path[PATH_MAX];
 	struct attach_seg *s;
-	int fd;
+	char perms[8];
+	int at = 0;
 
-	path[0] = '\0';
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]", &start,
-		   &end, perms, &off, &maj, &min, &ino, path) < 7 ||
-	    perms[2] != 'x' || start >= end ||
-	    (path[0] != '/' && strcmp(path, "[vdso]")))
-		return 0;	/* not code, or code of no object (a JIT's) */
-	if (t->nr_segs == ATTACH_MAX_SEGS)
-		return 0;	/* the rest count as nowhere */
+	if (!strchr(line, '\n') ||
+	    sscanf(line, "%llx-%llx %7s %llx %*x:%*x %llu %n", &start, &end,
+		   perms, &off, &ino, &at) < 5 || !at ||
+	    perms[2] != 'x' || start >= end || end - start > UINT32_MAX ||
+	    t->nr_segs == ATTACH_MAX_SEGS)
+		return 0;	/* the rest count in the PC log */
 	s = report_grow(t->segs, &t->cap, t->nr_segs, sizeof(*s), 64);
 	if (!s)
 		return -1;
 	t->segs = s;
 	s += t->nr_segs;
 	memset(s, 0, sizeof(*s));
-	s->start = start;
-	s->end = end;
-	s->bias = start - off;
-	s->kind = PROFILE_REGION_LIB;
-	if (!strcmp(path, "[vdso]"))
-		s->kind = PROFILE_REGION_VDSO;
-	else if (!strcmp(path, t->exe))
-		s->kind = PROFILE_REGION_EXE;
-	s->path = strdup(path);
+	s->map_start = start;
+	s->map_end = end;
+	s->map_off = off;
+	s->ino = ino;
+	s->path = strndup(line + at, strcspn(line + at, "\n"));
 	if (!s->path)
 		return -1;
-	t->nr_segs++;
-	if (s->kind == PROFILE_REGION_VDSO)
-		return 0;
-	fd = attach_open_file(t->pid, path, makedev(maj, min), ino);
-	if (fd >= 0) {
-		attach_elf(s, fd, off);
-		close(fd);
-	}
+	if (attach_object(t, known, s))
+		free(s->path);
+	else
+		t->nr_segs++;
 	return 0;
 }
 
-/* The target's program and its code now, from /proc. */
-static int attach_read_maps(struct attach_target *t)
+/*
+ * The target's program and its code now, from /proc (the segments @known
+ * has, if not NULL, not read again).  0, or -1 with errno.
+ */
+static int attach_read_maps(struct attach_target *t,
+			    const struct attach_target *known)
 {
-	char path[64], line[PATH_MAX + 128];
+	char path[64], *line = NULL;
+	size_t cap = 0;
 	ssize_t n;
 	FILE *f;
-	int ret = 0;
+	int ret = 0, err;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
 	n = readlink(path, t->exe, sizeof(t->exe) - 1);
 	t->exe[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)t->pid);
+	t->root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)t->pid);
-	f = fopen(path, "re");
-	if (!f)
+	f = t->root >= 0 ? fopen(path, "re") : NULL;
+	if (!f) {
+		err = errno;
+		if (t->root >= 0)
+			close(t->root);
+		errno = err;
 		return -1;
+	}
 	elf_version(EV_CURRENT);
-	while (!ret && fgets(line, sizeof(line), f))
-		ret = attach_map_line(t, line);
+	while (!ret && getline(&line, &cap, f) > 0)
+		ret = attach_map_line(t, known, line);
+	err = errno;
+	free(line);
 	fclose(f);
+	close(t->root);
+	errno = err;
 	return ret;
 }
 
@@ -199,6 +280,7 @@ static uint64_t attach_budget(void)
 	return rl.rlim_cur;
 }
 
+/* Bins of 1 << @shift bytes that cover @s's text. */
 static uint32_t attach_nr_bins(const struct attach_seg *s, unsigned int shift)
 {
 	return ((s->end - s->start) + (1ULL << shift) - 1) >> shift;
@@ -279,8 +361,10 @@ static int attach_start(const struct attach_target *t, int mem_fd,
 	       attach_bins_size(t, run->shift) > budget)
 		run->shift++;
 	run->fd = open("/dev/profil", O_RDWR | O_CLOEXEC);
-	if (!regs || run->fd < 0)
+	if (!regs || run->fd < 0) {
+		err = regs ? errno : ENOMEM;
 		goto fail;
+	}
 	for (;; run->shift++) {
 		attach_regions(t, run->shift, regs);
 		memset(&a, 0, sizeof(a));
@@ -316,35 +400,84 @@ fail:
 	return -1;
 }
 
+/* The attachment's struct profil_stats into run->stats: 0 or -1. */
 static int attach_stats(struct attach_run *run)
 {
 	run->stats.size = sizeof(run->stats);
 	return ioctl(run->fd, PROFIL_IOC_STATS, &run->stats);
 }
 
-/*
- * Until *@stop, @duration seconds (0: none), or the attachment's end (the
- * target exited, exec'ed or changed credentials), then counting stopped:
- * the stats as they end.
- */
-static void attach_wait(struct attach_run *run, volatile sig_atomic_t *stop,
-			double duration)
+/* Whether @b maps code that @a does not. */
+static int attach_grew(const struct attach_target *a,
+		       const struct attach_target *b)
 {
-	struct timespec t0, now;
+	size_t i;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!*stop && !attach_stats(run) &&
-	       run->stats.state == PROFIL_STATE_ON) {
-		run->cpu_ns = attach_cpu_ns(run, run->cpu_ns);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (duration > 0 && (now.tv_sec - t0.tv_sec) +
-		    (now.tv_nsec - t0.tv_nsec) / 1e9 >= duration)
+	for (i = 0; i < b->nr_segs; i++)
+		if (!attach_known(a, &b->segs[i]))
+			return 1;
+	return 0;
+}
+
+/* @t's segments freed; @t empty, its pid kept. */
+static void attach_target_free(struct attach_target *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_segs; i++)
+		free(t->segs[i].path);
+	free(t->segs);
+	t->segs = NULL;
+	t->nr_segs = t->cap = 0;
+}
+
+/* Seconds of CLOCK_MONOTONIC since @t0. */
+static double attach_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) + (now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * Until *@stop, @duration seconds after @t0 (0: none), the attachment's
+ * end (the target exited, exec'ed or changed credentials), or, when
+ * @grow, code that @t does not know in the maps (then in @grown, and 1
+ * returned); then counting stopped, the stats as they end, and the
+ * target's CPU time then (as last read while it was attached, if the
+ * kernel ended it: another program's, or another process's, after).
+ */
+static int attach_wait(struct attach_run *run, const struct attach_target *t,
+		       struct attach_target *grown, int grow,
+		       volatile sig_atomic_t *stop, const struct timespec *t0,
+		       double duration)
+{
+	unsigned int polls = 0;
+	int grew = 0, ended = 0;
+
+	for (;;) {
+		if (attach_stats(run) || run->stats.state != PROFIL_STATE_ON) {
+			ended = 1;
 			break;
+		}
+		run->cpu_ns = attach_cpu_ns(run, run->cpu_ns);
+		if (*stop || (duration > 0 && attach_since(t0) >= duration))
+			break;
+		if (grow && ++polls % (ATTACH_MAPS_MS / ATTACH_POLL_MS) == 0) {
+			attach_target_free(grown);
+			grew = !attach_read_maps(grown, t) && attach_grew(t, grown);
+			if (grew)
+				break;
+		}
 		poll(NULL, 0, ATTACH_POLL_MS);
 	}
-	if (!ioctl(run->fd, PROFIL_IOC_OFF))
+	if (!ended) {
+		ioctl(run->fd, PROFIL_IOC_OFF);
 		run->cpu_ns = attach_cpu_ns(run, run->cpu_ns);
+	}
 	attach_stats(run);
+	return grew;
 }
 
 /* The names of the regions: "" (the nowhere bin's), then each path. */
@@ -367,6 +500,7 @@ static size_t attach_names(const struct attach_target *t, char *names,
 	return n;
 }
 
+/* @s's region of the profile file, its bins at @bins_off in it. */
 static void attach_file_region(struct profile_file_region *fr,
 			       const struct attach_seg *s, unsigned int shift,
 			       uint64_t bins_off, uint32_t name_off)
@@ -441,16 +575,10 @@ out:
 	return h;
 }
 
-static void attach_target_free(struct attach_target *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->nr_segs; i++)
-		free(t->segs[i].path);
-	free(t->segs);
-}
-
-/* The target's command line, its arguments joined by spaces, or NULL. */
+/*
+ * The target's command line, its arguments joined by spaces, any other
+ * control character '?'; NULL if it has none (a kernel thread, a zombie).
+ */
 static char *attach_command(pid_t pid)
 {
 	char path[64], *buf = malloc(4096);
@@ -467,9 +595,12 @@ static char *attach_command(pid_t pid)
 		free(buf);
 		return NULL;
 	}
+	/* One line of text: a header line, a CSV comment (report.c). */
 	for (i = 0; i < n - 1; i++)
 		if (!buf[i])
 			buf[i] = ' ';
+		else if ((unsigned char)buf[i] < ' ' || buf[i] == 0x7f)
+			buf[i] = '?';
 	buf[n] = '\0';
 	return buf;
 }
@@ -484,6 +615,8 @@ static const char *attach_why(int err)
 	case EACCES:
 	case EPERM:
 		return "permission denied: profil -p may profile what ptrace may attach to (the same user, a dumpable process, Yama's ptrace_scope)";
+	case ENOMEM:
+		return "the bins do not fit in the memory the user may lock, even at 4 KiB of code a bin (RLIMIT_MEMLOCK: ulimit -l)";
 	case ENOTTY:
 		return "the profil module cannot attach (PROFIL_IOC_ATTACH): it is older than this profil";
 	default:
@@ -491,18 +624,60 @@ static const char *attach_why(int err)
 	}
 }
 
+/* The attachment @run over @t ended: its profile file appended to @r's. */
+static int attach_keep(struct report *r, const struct attach_target *t,
+		       struct attach_run *run, uint64_t *lost)
+{
+	struct pfile *f = realloc(r->files, (r->nr_files + 1) * sizeof(*f));
+	struct profile_file_hdr *h;
+	size_t size;
+
+	/* The header's losses are the process's so far: the last file's. */
+	lost[0] += run->stats.saturated;
+	lost[1] += run->stats.missed;
+	run->stats.saturated = lost[0];
+	run->stats.missed = lost[1];
+	h = f ? attach_file(t, run, &size) : NULL;
+	munmap((void *)run->bins, run->bins_size);
+	close(run->fd);
+	if (f)
+		r->files = f;
+	if (!h)
+		return -1;
+	f += r->nr_files++;
+	memset(f, 0, sizeof(*f));
+	f->pid = t->pid;
+	f->h = h;
+	f->size = size;
+	return 0;
+}
+
+/* Why the kernel ended the attachment, if it did. */
+static void attach_ended(pid_t pid, const struct profil_stats *st)
+{
+	if (st->stop_reason == PROFIL_STOP_EXIT)
+		fprintf(stderr, "profil: pid %d exited\n", (int)pid);
+	else if (st->stop_reason == PROFIL_STOP_EXEC)
+		fprintf(stderr, "profil: pid %d exec'ed another program: its profile ends there\n",
+			(int)pid);
+	else if (st->stop_reason == PROFIL_STOP_CRED)
+		fprintf(stderr, "profil: pid %d changed its credentials: its profile ends there\n",
+			(int)pid);
+}
+
 int attach_profile(const struct attach_opts *o, struct report *r)
 {
-	struct attach_target t = { .pid = o->pid };
-	struct attach_run run = { .fd = -1 };
-	struct profile_file_hdr *h;
+	struct attach_target t = { .pid = o->pid }, grown = { .pid = o->pid };
+	struct attach_run run = { .fd = -1 }, next;
+	uint64_t lost[2] = { 0, 0 };
+	unsigned int again = 0;
+	struct timespec t0;
 	char path[64];
-	size_t size;
-	int mem_fd;
+	int mem_fd, ret = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)o->pid);
 	mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (mem_fd < 0 || attach_read_maps(&t) ||
+	if (mem_fd < 0 || attach_read_maps(&t, NULL) ||
 	    attach_start(&t, mem_fd, o->rate, &run)) {
 		fprintf(stderr, "profil: pid %d: %s\n", (int)o->pid,
 			attach_why(errno));
@@ -511,36 +686,43 @@ int attach_profile(const struct attach_opts *o, struct report *r)
 		attach_target_free(&t);
 		return -1;
 	}
-	close(mem_fd);
-	r->command = attach_command(o->pid);
-	fprintf(stderr, "profil: attached to pid %d (%s) at %u Hz\n",
-		(int)o->pid, t.exe[0] ? t.exe : "?", run.rate);
-	attach_wait(&run, o->stop, o->duration);
-	h = attach_file(&t, &run, &size);
-	munmap((void *)run.bins, run.bins_size);
-	close(run.fd);
-	r->files = h ? calloc(1, sizeof(*r->files)) : NULL;
-	if (!r->files) {
-		free(h);
-		attach_target_free(&t);
-		fprintf(stderr, "profil: %s\n", strerror(ENOMEM));
-		return -1;
-	}
-	r->files[0].pid = o->pid;
-	r->files[0].h = h;
-	r->files[0].size = size;
-	r->nr_files = 1;
 	r->main_pid = o->pid;
 	r->rate = run.rate;
 	r->exe = t.exe[0] ? strdup(t.exe) : NULL;
+	r->command = attach_command(o->pid) ?: strdup(t.exe);
+	fprintf(stderr, "profil: attached to pid %d (%s) at %u Hz\n",
+		(int)o->pid, t.exe[0] ? t.exe : "?", run.rate);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/*
+	 * Each time the process maps more code, an attachment over it all,
+	 * ATTACH_MAX_AGAIN times at most (more code after that counts in the
+	 * PC log); what it ran between two attachments is missed.
+	 */
+	while (attach_wait(&run, &t, &grown, again < ATTACH_MAX_AGAIN, o->stop,
+			   &t0, o->duration)) {
+		again++;
+		memset(&next, 0, sizeof(next));
+		if (attach_start(&grown, mem_fd, run.rate, &next)) {
+			fprintf(stderr, "profil: pid %d: no attachment over the code it mapped since: %s\n",
+				(int)o->pid, attach_why(errno));
+			break;
+		}
+		if (next.cpu_start_ns > run.cpu_ns)
+			lost[1] += (next.cpu_start_ns - run.cpu_ns) * run.rate /
+				   1000000000ULL;
+		ret |= attach_keep(r, &t, &run, lost);
+		attach_target_free(&t);
+		t = grown;
+		grown = (struct attach_target){ .pid = o->pid };
+		run = next;
+	}
+	attach_ended(o->pid, &run.stats);
+	ret |= attach_keep(r, &t, &run, lost);
+	close(mem_fd);
 	attach_target_free(&t);
-	if (run.stats.stop_reason >= PROFIL_STOP_EXIT &&
-	    run.stats.stop_reason <= PROFIL_STOP_CRED)
-		fprintf(stderr, "profil: pid %d %s\n", (int)o->pid,
-			run.stats.stop_reason == PROFIL_STOP_EXIT ? "exited" :
-			run.stats.stop_reason == PROFIL_STOP_EXEC ?
-			"exec'ed another program: its profile ends there" :
-			"changed its credentials: its profile ends there");
+	attach_target_free(&grown);
+	if (ret)
+		fprintf(stderr, "profil: %s\n", strerror(ENOMEM));
 	report_objects(r);
-	return 0;
+	return r->nr_files ? 0 : -1;
 }

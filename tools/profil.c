@@ -782,11 +782,13 @@ static void subreaper(void)
 		fail("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
 }
 
-static void wait_for_descendants(void)
+/* From now on a signal ends what profil waits for: sigs.stop. */
+static void signals_stop_waits(void)
 {
 	struct sigaction sa;
 	unsigned int i;
 
+	sigs.rest = 1;
 	/* Not restarted: a signal ends the wait. */
 	for (i = 0; i < NR_HANDLED; i++) {
 		sigaction(handled[i], NULL, &sa);
@@ -795,7 +797,11 @@ static void wait_for_descendants(void)
 			sigaction(handled[i], &sa, NULL);
 		}
 	}
-	sigs.rest = 1;
+}
+
+static void wait_for_descendants(void)
+{
+	signals_stop_waits();
 	while (!sigs.stop && (waitpid(-1, NULL, 0) > 0 || errno == EINTR))
 		;
 	sigs.rest = 0;
@@ -914,11 +920,12 @@ static int attach_main(const struct opts *o)
 	struct report r = { 0 };
 	int ret;
 
-	handle_signals(NULL);
 	sigs.rest = 1;			/* a signal ends the attachment */
+	handle_signals(NULL);
+	signals_stop_waits();
 	ret = attach_profile(&a, &r);
-	sigs.rest = 0;
 	restore_signals();
+	sigs.rest = 0;
 	if (ret)
 		exit(PROFIL_EXIT_FAIL);
 	report_opts(o, &r);

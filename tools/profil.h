@@ -132,11 +132,7 @@ void record_perfmaps(const struct report *r, const char *dir);
 int record_read(struct report *r, const char *dir);
 int record_name(const char *name);
 
-/*
- * profil -p (attach.c): a running process's profile into @r as one
- * profile file in memory, with its pid, program, command line and rate,
- * its objects found (report_objects()); 0, or -1 once said why.
- */
+/* profil -p (attach.c): what to attach to, and until when. */
 struct attach_opts {
 	pid_t pid;
 	unsigned int rate;		/* Hz */
@@ -144,6 +140,12 @@ struct attach_opts {
 	volatile sig_atomic_t *stop;	/* set by a signal: detach */
 };
 
+/*
+ * A running process's profile into @r, as profile files in memory (one
+ * for each attachment: a new one when it maps more code), with its pid,
+ * program, command line and rate, its objects found (report_objects());
+ * 0, or -1 once said why.
+ */
 int attach_profile(const struct attach_opts *o, struct report *r);
 
 #endif /* PROFIL_TOOLS_PROFIL_H */
