@@ -916,6 +916,7 @@ static void expect_jit_named(struct __test_metadata *_metadata,
 			     FIXTURE_DATA(cmd) *self)
 {
 	const struct prow *top;
+	unsigned long fifty;
 	char map[64];
 	int i;
 
@@ -935,9 +936,10 @@ static void expect_jit_named(struct __test_metadata *_metadata,
 	 * adds the program's CPU time before the spin (61-67% under the
 	 * debug kernel, and 48% once in CI).
 	 */
-	EXPECT_LT(0, samples_of(&self->p, "all", "fifty"));
-	EXPECT_LT(5 * share(&self->p, "fifty"), top->pct)
-		TH_LOG("jit %.1f%%, fifty %.1f%%", top->pct, share(&self->p, "fifty"));
+	fifty = samples_of(&self->p, "all", "fifty");
+	EXPECT_LT(0, fifty);
+	EXPECT_LT(5 * fifty, top->samples)
+		TH_LOG("jit %lu samples, fifty %lu", top->samples, fifty);
 }
 
 /*
@@ -2384,6 +2386,7 @@ TEST_F_TIMEOUT(cmd, attach_follows_a_library_dlopened_meanwhile, 120)
 TEST_F_TIMEOUT(cmd, attach_names_nothing_from_a_file_replaced_since, 120)
 {
 	char dir[64], lib[128], env_ld[128], cmd[4300], said[512];
+	unsigned long fifty, nowhere, twenty;
 	char *env[] = { env_ld, NULL };
 	struct run t;
 
@@ -2404,9 +2407,15 @@ TEST_F_TIMEOUT(cmd, attach_names_nothing_from_a_file_replaced_since, 120)
 	unlink(lib);
 	rmdir(dir);
 	LOAD();
-	EXPECT_NEAR(50.0, share(&self->p, "fifty"), CMD_TOL);
-	EXPECT_NEAR(30.0, share(&self->p, "[in no known code]"), CMD_TOL);
-	EXPECT_EQ(0, share(&self->p, "thirty"));
+	fifty = samples_of(&self->p, "all", "fifty");
+	nowhere = samples_of(&self->p, "all", "[in no known code]");
+	twenty = samples_of(&self->p, "all", "twenty");
+	ASSERT_LT(0, fifty + nowhere + twenty);
+	EXPECT_NEAR(50.0, 100.0 * fifty / (fifty + nowhere + twenty), CMD_TOL);
+	EXPECT_NEAR(30.0, 100.0 * nowhere / (fifty + nowhere + twenty), CMD_TOL)
+		TH_LOG("fifty %lu, in no known code %lu, twenty %lu", fifty,
+		       nowhere, twenty);
+	EXPECT_EQ(0, samples_of(&self->p, "all", "thirty"));
 }
 
 /*
