@@ -365,6 +365,7 @@ static int attach_start(const struct attach_target *t, int mem_fd,
 		err = regs ? errno : ENOMEM;
 		goto fail;
 	}
+	run->have_clock = !clock_getcpuclockid(t->pid, &run->clock);
 	for (;; run->shift++) {
 		attach_regions(t, run->shift, regs);
 		memset(&a, 0, sizeof(a));
@@ -375,6 +376,8 @@ static int attach_start(const struct attach_target *t, int mem_fd,
 		a.nr_regions = t->nr_segs + 1;
 		a.region_size = sizeof(*regs);
 		a.regions = (uintptr_t)regs;
+		/* Read as close to the attach as it can be: mmap() may be slow. */
+		run->cpu_start_ns = attach_cpu_ns(run, 0);
 		if (!ioctl(run->fd, PROFIL_IOC_ATTACH, &a))
 			break;
 		err = errno;
@@ -387,8 +390,6 @@ static int attach_start(const struct attach_target *t, int mem_fd,
 	err = errno;
 	if (run->bins == MAP_FAILED)
 		goto fail;
-	run->have_clock = !clock_getcpuclockid(t->pid, &run->clock);
-	run->cpu_start_ns = attach_cpu_ns(run, 0);
 	run->cpu_ns = run->cpu_start_ns;
 	free(regs);
 	return 0;
