@@ -18,7 +18,8 @@
 #  - a guest check ("ok - guest: NAME") in GUEST_CHECKS or
 #    GUEST_CHECKS_MORE that is missing,
 #    or "pins balanced" without its two numbers;
-#  - a dmesg that was never printed, or one with BUG/WARNING/oops lines,
+#  - a dmesg that was never printed, or one with a line that
+#    scripts/kernel-errors.ere matches (BUG, WARNING, oops, lockdep, KASAN...),
 #    or a kmemleak that disabled itself ("Cannot allocate a scan area" is
 #    not that: it scans the whole object instead);
 #  - a guest that never said it was done.
@@ -39,7 +40,8 @@ pins balanced"}
 $GUEST_CHECKS_MORE"
 
 awk -v runs="$*" -v checks="$checks" -v skips="$skips" \
-    -v kernel="${SKIP_KERNEL:-debian}" '
+    -v kernel="${SKIP_KERNEL:-debian}" \
+    -v errors="$(cat "$(dirname "$0")/kernel-errors.ere")" '
 function fail(msg) { print "not ok - " msg; f++ }
 BEGIN {
 	nruns = split(runs, want, " ")
@@ -59,9 +61,14 @@ BEGIN {
 indmesg {
 	# Reports, not the debug kernel saying "RCU lockdep checking is
 	# enabled" or "kmemleak: ... initialized" at boot.
-	if ($0 ~ /BUG:|WARNING:|Oops|possible circular|possible recursive locking|inconsistent lock state|lock inversion|lockdep is turned off|general protection|Call Trace|refcount_t:|UBSAN:|KASAN:|unreferenced object|suspected memory leak|suspicious RCU|detected stall|blocked for more than|kmemleak: .*disabled/) {
+	# The frames under a "Call Trace:" line are shown too.
+	if ($0 ~ errors) {
 		if (nbad++ < 20)
 			bad = bad "\n   | " $0
+		frames = $0 ~ /Call Trace/ ? 16 : 0
+	} else if (frames > 0 && nbad <= 20) {
+		frames--
+		bad = bad "\n   | " $0
 	}
 	next
 }

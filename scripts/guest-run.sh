@@ -76,14 +76,23 @@ boot() {
 }
 
 # A kernel that dies before /init says a word (TCG's SMP text patching
-# now and then trips an int3 at boot on a loaded host) has run nothing of
-# ours: boot it again, at most twice, and keep the failed log.
+# now and then trips an int3 at boot on a loaded host), or that /init
+# finds has reported an error of its own while booting ("@@ boot error"),
+# has run nothing of ours: boot it again, at most twice, keep the failed
+# log and show its errors.
 for try in 1 2 3; do
 	rc=0
 	boot || rc=$?
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "   (guest $kver timed out after $limit s; see $log)"
 		exit "$rc"
+	fi
+	if grep -q '^@@ boot error' "$log"; then
+		cp "$log" "$log.boot$try"
+		echo "   (guest $kver reported a kernel error while booting, before profil.ko was loaded; see $log.boot$try)"
+		sed -n '/^@@ boot error/,$p' "$log" | grep -E -A 16 -f "$top/scripts/kernel-errors.ere" |
+			head -n 40 | sed 's/^/   | /'
+		continue
 	fi
 	grep -q '@@ guest ' "$log" && exit "$rc"
 	cp "$log" "$log.boot$try"

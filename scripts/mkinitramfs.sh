@@ -27,6 +27,7 @@ printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' \
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 [ -z "$ko" ] || cp "$ko" "$root/opt/profil/profil.ko"
 cp "$here/guest-init.sh" "$root/init"
+cp "$here/kernel-errors.ere" "$root/kernel-errors.ere"
 [ -z "${KVER:-}" ] || "$here/guest-modules.sh" "$KVER" "$root/opt/profil/kmods"
 chmod 755 "$root/init"
 
