@@ -80,6 +80,22 @@ function order(   w, t, r, a, b, c) {
 		}
 }
 
+# Median of the ratio of field k of (t, wb) to that of (t, wa) in the same
+# repetition, paired so that what varies from one repetition to the next
+# (the host's load under TCG) cancels; sets MIN, MAX, CLO and CHI.
+function pmed(t, wa, wb, k,   i, p, A, B) {
+	for (i = 1; i <= n; i++) if (T[i] == t && W[i] == wa) A[P[i]] = C[i, k]
+	for (i = 1; i <= n; i++) if (T[i] == t && W[i] == wb) B[P[i]] = C[i, k]
+	med_reset()
+	for (p in B) if ((p in A) && A[p] > 0 && B[p] != "") med_push(B[p] / A[p])
+	return med()
+}
+# A paired ratio and its interval in prose: "1.09x (1.02-1.20)".
+function pratio(t, wa, wb, k,   r) {
+	r = pmed(t, wa, wb, k)
+	return r == "" ? "" : f(r, 2) "x (" f(CLO, 2) "–" f(CHI, 2) ")"
+}
+
 # Median of field k over the runs of (t, w, r); sets MIN, MAX, CLO and CHI.
 function cmed(t, w, r, k,   i) {
 	med_reset()
@@ -329,29 +345,31 @@ END {
 	      f(ratio(fs, fe), 2) "x." > md
 	# A fork under profil(1) against the same fork alone (the issue: 1.2x):
 	# the forking process's CPU time (with its children's, exec), and the
-	# busy time of the whole machine, kernel threads included.
+	# busy time of the whole machine, kernel threads included; each a
+	# median of ratios paired by repetition, with its 95% interval.
 	for (i = 1; i <= n; i++) if (T[i] == "profilfork") {
 		C[i, "fork"] = kv(i, "ns/fork"); C[i, "sys"] = kv(i, "sys/fork")
 	}
 	for (m = 1; m <= 2; m++) {
 		mode = m == 1 ? "fork" : "exec"
 		pa = cmed("profilfork", mode ":alone", 0, "fork")
-		pp = cmed("profilfork", mode ":profil", 0, "fork")
-		pc = cmed("profilfork", mode ":children", 0, "fork")
-		sa = cmed("profilfork", mode ":alone", 0, "sys")
-		sp = cmed("profilfork", mode ":profil", 0, "sys")
-		sc = cmed("profilfork", mode ":children", 0, "sys")
-		qp = cmed("profilfork", mode ":perf", 0, "fork")
-		qc = cmed("profilfork", mode ":perfchildren", 0, "fork")
 		if (pa == "")
 			continue
+		nr = NM
+		pp = cmed("profilfork", mode ":profil", 0, "fork")
+		qp = pratio("profilfork", mode ":alone", mode ":perf", "fork")
+		qc = pratio("profilfork", mode ":alone", mode ":perfchildren", "fork")
 		print "" > md
-		print "fork" (mode == "exec" ? " + exec of /bin/true" : "") " + exit + wait under profil(1), on one CPU: " \
-		      f(pp / 1000, 0) " us, " f(ratio(pp, pa), 2) "x of the same alone (" f(pa / 1000, 0) " us); with --children " \
-		      f(pc / 1000, 0) " us, " f(ratio(pc, pa), 2) "x (target: 1.2x).  The whole machine's busy time: " \
-		      f(ratio(sp, sa), 2) "x, with --children " f(ratio(sc, sa), 2) "x." \
+		print "fork" (mode == "exec" ? " + exec of /bin/true" : "") " + exit + wait under profil(1), on one CPU, " \
+		      nr " repetitions: " f(pp / 1000, 0) " us against " f(pa / 1000, 0) " us alone (medians); " \
+		      "paired by repetition, " pratio("profilfork", mode ":alone", mode ":profil", "fork") \
+		      " of the same alone, with --children " pratio("profilfork", mode ":alone", mode ":children", "fork") \
+		      " (target: 1.2x).  The whole machine's busy time: " \
+		      pratio("profilfork", mode ":alone", mode ":profil", "sys") ", with --children " \
+		      pratio("profilfork", mode ":alone", mode ":children", "sys") "." \
 		      (qp == "" ? "" : "  Under perf record at the same rate (task-clock, a sample a ms): " \
-		       f(ratio(qp, pa), 2) "x, with its children " f(ratio(qc, pa), 2) "x.") > md
+		       qp (qc == "" ? "" : ", with its children " qc) \
+		       "; profil(1) to perf record, paired: " pratio("profilfork", mode ":perf", mode ":profil", "fork") ".") > md
 	}
 	for (i = 1; i <= n; i++) if (T[i] == "sessmem") {
 		SM[W[i], R[i], P[i], "slab"] = kv(i, "slab_kb")

@@ -1025,4 +1025,53 @@ ATTACH_TEST(rmmod_refused_while_attached_then_clean)
 	ASSERT_TRUE(module_loaded());
 }
 
+/* 20 ms of CPU in spin_a, then exit. */
+static int brief_subject(struct report *rep)
+{
+	rep->cpu_a = spin_cpu(spin_a, 20 * 1000000ULL);
+	return STATUS;
+}
+
+/*
+ * The release of an attached fd racing the target's exit (its probe ends
+ * the attachment and queues the events' release on the settle thread;
+ * the release must neither miss that work nor free what it uses): the
+ * test closes after 0 to 29 ms of its own CPU while the target spins its
+ * 20 ms and exits, so that rounds close before, during and after the
+ * exit.  Every round leaves nothing (VmPin back where it was, the target's
+ * exit status intact); a use after free or a work left queued would show
+ * in the guest's dmesg check (KASAN, under make check-debug).
+ */
+ATTACH_TEST(close_racing_the_target_exit_leaves_nothing)
+{
+	struct profil_stats st;
+	int i, before = 0, after = 0;
+
+	for (i = 0; i < 30; i++) {
+		ASSERT_EQ(0, start_target(self, brief_subject));
+		self->mem = open_mem(self->pid);
+		ASSERT_LE(0, self->mem);
+		ASSERT_EQ(0, attach_spin(self, self->mem, self->pid));
+		close(self->mem);
+		self->mem = -1;
+		target_go(self);
+		if (i)	/* a timer of 0 would never fire */
+			spin_cpu(spin_b, i * 1000000ULL);
+		st = attach_stats(self->dev);
+		if (st.stop_reason == PROFIL_STOP_EXIT)
+			after++;
+		else
+			before++;
+		close(self->dev);
+		self->dev = -1;
+		EXPECT_EQ(STATUS, wait_status(self->pid));
+		self->pid = -1;
+		EXPECT_EQ(self->vmpin0, vmpin_kb());
+		close(self->out);
+		self->out = -1;
+	}
+	TH_LOG("%d releases before the target's exit, %d after it", before,
+	       after);
+}
+
 TEST_HARNESS_MAIN
