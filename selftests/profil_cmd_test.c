@@ -2519,4 +2519,85 @@ TEST_F(cmd, attach_refusals_say_why)
 	EXPECT_NE(NULL, strstr(self->r.stderr_text, "--duration is -p's"));
 }
 
+/* The header's "bins of N" bytes, 0 if it has none. */
+static unsigned int bins_of(const struct prof *p)
+{
+	const char *h = strstr(p->header, "bins of ");
+
+	return h ? strtoul(h + strlen("bins of "), NULL, 10) : 0;
+}
+
+/*
+ * profil -p for a second of a running program with RLIMIT_MEMLOCK's soft
+ * limit at @limit bytes (RLIM_INFINITY: as it is): its exit status, its
+ * first line on stderr in @said; the report, if any, in self->p.
+ */
+static int attach_limited(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(cmd) *self, pid_t pid, rlim_t limit,
+			  char *said, size_t len)
+{
+	const char *duration[] = { "--duration", "1", NULL };
+	struct rlimit was, rl;
+	int status;
+
+	ASSERT_EQ(0, getrlimit(RLIMIT_MEMLOCK, &was));
+	rl = was;
+	if (limit != RLIM_INFINITY)
+		rl.rlim_cur = limit;
+	EXPECT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	unlink(self->csv);
+	profil_p_start(_metadata, self, pid, duration, said, len);
+	EXPECT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &was));
+	status = run_finish(&self->r);
+	TH_LOG("RLIMIT_MEMLOCK %llu of %llu: %s",
+	       (unsigned long long)rl.rlim_cur,
+	       (unsigned long long)rl.rlim_max, said);
+	if (!status)
+		LOAD();
+	return status;
+}
+
+/*
+ * profil -p's bins fit the user's RLIMIT_MEMLOCK, which the kernel
+ * charges them to: 64 KiB gives coarser bins than the limit as it is
+ * (Debian's 8 MiB) and every sample still; none at all refuses a user,
+ * naming the limit (root, whom the kernel does not hold to it, gets the
+ * coarsest bins, 4 KiB of code each).
+ */
+TEST_F_TIMEOUT(cmd, attach_bins_fit_rlimit_memlock, 120)
+{
+	unsigned int fine, coarse, rate;
+	unsigned long samples;
+	double cpu, expect;
+	char said[512];
+	struct run t;
+
+	ASSERT_EQ(0, target_start(self, &t, "ready", NULL, NULL));
+	ASSERT_EQ(0, attach_limited(_metadata, self, t.pid, RLIM_INFINITY,
+				    said, sizeof(said)));
+	fine = bins_of(&self->p);
+	ASSERT_EQ(0, attach_limited(_metadata, self, t.pid, 64 << 10, said,
+				    sizeof(said)));
+	coarse = bins_of(&self->p);
+	TH_LOG("bins of %u bytes under the limit as it is, %u under 64 KiB",
+	       fine, coarse);
+	EXPECT_LT(0, fine);
+	EXPECT_LT(fine, coarse);
+	ASSERT_EQ(0, header_of(&self->p, t.pid, &rate, &cpu, &samples, &expect))
+		TH_LOG("%s", self->p.header);
+	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
+	if (geteuid()) {
+		EXPECT_EQ(125 << 8, attach_limited(_metadata, self, t.pid, 0,
+						   said, sizeof(said)));
+		EXPECT_NE(NULL, strstr(said, "RLIMIT_MEMLOCK"));
+	} else {
+		EXPECT_EQ(0, attach_limited(_metadata, self, t.pid, 0, said,
+					    sizeof(said)));
+		EXPECT_EQ(4096, bins_of(&self->p)) TH_LOG("%s", self->p.header);
+	}
+	EXPECT_EQ(0, waitpid(t.pid, NULL, WNOHANG));
+	EXPECT_EQ(0, kill(t.pid, SIGTERM));
+	run_finish(&t);
+}
+
 TEST_HARNESS_MAIN
