@@ -277,24 +277,25 @@ err_free:
 	return ret;
 }
 
-static int profil_attach_check(const struct profil_attach *ka, u32 *rate)
+/*
+ * The SETUP an attach amounts to, in @ks, checked as SETUP's are; the
+ * rate it gets in *@rate.
+ */
+static int profil_attach_check(const struct profil_attach *ka,
+			       struct profil_setup *ks, u32 *rate)
 {
-	struct profil_setup ks = {
+	*ks = (struct profil_setup){
 		.mode		= PROFIL_MODE_HIST,
 		.rate		= ka->rate,
 		.nr_regions	= ka->nr_regions,
 		.region_size	= ka->region_size,
+		.regions	= ka->regions,
 	};
-
 	if (ka->flags || ka->reserved)
 		return -EINVAL;
-	return profil_setup_check(&ks, rate);
+	return profil_setup_check(ks, rate);
 }
 
-/*
- * Attach @file to another process.  The regions are checked as SETUP's
- * (their 'buf' an offset into the bins); the rest is attach.c's.
- */
 static long profil_ioc_attach(struct file *file, void __user *uarg)
 {
 	struct profil_attach __user *ua = uarg;
@@ -308,7 +309,7 @@ static long profil_ioc_attach(struct file *file, void __user *uarg)
 	ret = profil_copy_in(&ka, sizeof(ka), PROFIL_ATTACH_SIZE_VER0, uarg);
 	if (ret)
 		return ret;
-	ret = profil_attach_check(&ka, &rate);
+	ret = profil_attach_check(&ka, &ks, &rate);
 	if (ret)
 		return ret;
 	if (READ_ONCE(profil_perfmon_only) && !perfmon_capable())
@@ -322,10 +323,6 @@ static long profil_ioc_attach(struct file *file, void __user *uarg)
 	arm->mode = PROFIL_MODE_HIST;
 	arm->rate = rate;
 	arm->period_ns = div_u64(NSEC_PER_SEC, rate);
-	ks = (struct profil_setup){ .mode = PROFIL_MODE_HIST,
-				    .nr_regions = ka.nr_regions,
-				    .region_size = ka.region_size,
-				    .regions = ka.regions };
 	ret = profil_regions_copy(arm, &ks);
 	if (ret) {
 		profil_arm_put(arm);

@@ -268,18 +268,25 @@ static notrace u64 profil_user_pc(struct pt_regs *regs)
 	return instruction_pointer(regs);
 }
 
+/*
+ * Count a tick taken that charged @owed periods; return the samples it
+ * gives, at most what one add to a bin takes.
+ */
+static notrace u32 profil_ticked(const struct profil_arm *arm, u64 owed)
+{
+	profil_count_add(arm->cnt, PROFIL_TC_TICKS, 1);
+	return min_t(u64, owed, U32_MAX);
+}
+
 static notrace void profil_tick(struct perf_event *event,
 				struct perf_sample_data *data,
 				struct pt_regs *regs)
 {
 	struct profil_arm *arm = event->overflow_handler_context;
-	u64 n;
+	u32 n = profil_ticked(arm, profil_clock_charge(arm, event));
 
-	profil_count_add(arm->cnt, PROFIL_TC_TICKS, 1);
-	n = profil_clock_charge(arm, event);
 	if (!n)
 		return;
-	n = min_t(u64, n, U32_MAX);
 
 	/*
 	 * Nowhere to count: an io_uring worker of the process, the window
@@ -316,13 +323,10 @@ static notrace void profil_attach_tick(struct perf_event *event,
 				       struct pt_regs *regs)
 {
 	struct profil_arm *arm = event->overflow_handler_context;
-	u64 n;
+	u32 n = profil_ticked(arm, profil_clock_charge_event(arm, event));
 
-	profil_count_add(arm->cnt, PROFIL_TC_TICKS, 1);
-	n = profil_clock_charge_event(arm, event);
 	if (!n)
 		return;
-	n = min_t(u64, n, U32_MAX);
 	if (unlikely(!profil_attach_counts(arm->att))) {
 		profil_count_add(arm->cnt, PROFIL_TC_MISSED, n);
 		return;
