@@ -596,12 +596,16 @@ static char *attach_command(pid_t pid)
 		free(buf);
 		return NULL;
 	}
-	/* One line of text: a header line, a CSV comment (report.c). */
-	for (i = 0; i < n - 1; i++)
+	/*
+	 * One line of text: a header line, a CSV comment (report.c).  The
+	 * last NUL ends it; a line cut at 4095 bytes has none.
+	 */
+	if (!buf[n - 1])
+		n--;
+	for (i = 0; i < n; i++)
 		if (!buf[i])
 			buf[i] = ' ';
-		else if ((unsigned char)buf[i] < ' ' || buf[i] == 0x7f)
-			buf[i] = '?';
+	report_printable(buf, n);
 	buf[n] = '\0';
 	return buf;
 }

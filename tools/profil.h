@@ -93,6 +93,9 @@ typedef int report_visit_fn(void *arg, const struct report_sample *s);
  */
 void *report_grow(void *v, size_t *cap, size_t n, size_t size, size_t first);
 
+/* report_printable - each control character of @s[0..@n) as '?'. */
+void report_printable(char *s, size_t n);
+
 /* perfmap.c: a JIT's /tmp/perf-PID.map, at most this much of it */
 #define PERFMAP_MAX_BYTES	(256u << 20)
 

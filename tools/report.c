@@ -179,13 +179,22 @@ static void *read_file(int dir, const char *name, size_t *size, uint64_t max)
 	return buf;
 }
 
+void report_printable(char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < ' ' || s[i] == 0x7f)
+			s[i] = '?';
+}
+
 /*
  * e<pid>.txt: why the agent of a process did not arm, its first
  * REPORT_WHY_MAX bytes, one line, anything but printable text shown '?'.
  */
 static void report_why(struct report *r, int dir, const char *name, pid_t pid)
 {
-	size_t size, i;
+	size_t size;
 	char *text;
 
 	if (!r->children && pid != r->main_pid)
@@ -194,9 +203,7 @@ static void report_why(struct report *r, int dir, const char *name, pid_t pid)
 	if (!text)
 		return;
 	size = strcspn(text, "\n");
-	for (i = 0; i < size; i++)
-		if ((unsigned char)text[i] < ' ' || text[i] == 0x7f)
-			text[i] = '?';
+	report_printable(text, size);
 	fprintf(stderr, "profil: no profile of pid %d: %.*s\n", (int)pid,
 		(int)size, text);
 	free(text);
