@@ -633,7 +633,6 @@ static const char *attach_why(int err)
 static int attach_keep(struct report *r, const struct attach_target *t,
 		       struct attach_run *run, uint64_t *lost)
 {
-	struct pfile *f = realloc(r->files, (r->nr_files + 1) * sizeof(*f));
 	struct profile_file_hdr *h;
 	size_t size;
 
@@ -642,19 +641,13 @@ static int attach_keep(struct report *r, const struct attach_target *t,
 	lost[1] += run->stats.missed;
 	run->stats.saturated = lost[0];
 	run->stats.missed = lost[1];
-	h = f ? attach_file(t, run, &size) : NULL;
+	h = attach_file(t, run, &size);
 	munmap((void *)run->bins, run->bins_size);
 	close(run->fd);
-	if (f)
-		r->files = f;
-	if (!h)
-		return -1;
-	f += r->nr_files++;
-	memset(f, 0, sizeof(*f));
-	f->pid = t->pid;
-	f->h = h;
-	f->size = size;
-	return 0;
+	if (h && !report_add_file(r, t->pid, 0, h, size))
+		return 0;
+	free(h);
+	return -1;
 }
 
 /* Why the kernel ended the attachment, if it did. */

@@ -114,6 +114,13 @@ int perfmap_load(struct perfmap *m, const char *dir, pid_t pid);
 const struct perfmap_sym *perfmap_find(const struct perfmap *m, uint64_t pc);
 void perfmap_free(struct perfmap *m);
 
+/*
+ * report_add_file - the profile file @h (@size bytes, malloc()ed) of
+ * process @pid appended to r->files, which owns it from then on.  0, or
+ * -1 without memory (@h still the caller's).
+ */
+int report_add_file(struct report *r, pid_t pid, int child,
+		    const struct profile_file_hdr *h, size_t size);
 int report_load(struct report *r, const char *dir);
 void report_objects(struct report *r);
 int report_walk(struct report *r, report_visit_fn *fn, void *arg);

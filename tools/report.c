@@ -212,7 +212,6 @@ static void report_why(struct report *r, int dir, const char *name, pid_t pid)
 static int report_add(struct report *r, int dir, const char *name, pid_t pid,
 		      int child)
 {
-	struct pfile *f;
 	size_t size;
 	void *data = read_file(dir, name, &size, REPORT_FILE_MAX);
 
@@ -228,17 +227,23 @@ static int report_add(struct report *r, int dir, const char *name, pid_t pid,
 		free(data);
 		return 0;
 	}
-	f = realloc(r->files, (r->nr_files + 1) * sizeof(*f));
-	if (!f) {
+	if (report_add_file(r, pid, child, data, size)) {
 		free(data);
 		return -1;
 	}
+	return 0;
+}
+
+int report_add_file(struct report *r, pid_t pid, int child,
+		    const struct profile_file_hdr *h, size_t size)
+{
+	struct pfile *f = realloc(r->files, (r->nr_files + 1) * sizeof(*f));
+
+	if (!f)
+		return -1;
 	r->files = f;
-	f += r->nr_files++;
-	f->pid = pid;
-	f->child = child;
-	f->h = data;
-	f->size = size;
+	f[r->nr_files++] = (struct pfile){ .pid = pid, .child = child,
+					   .h = h, .size = size };
 	return 0;
 }
 
