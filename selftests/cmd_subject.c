@@ -269,10 +269,12 @@ static int attached(unsigned int ms, int dl)
 	fflush(stdout);
 	if (sigwait(&set, &sig))
 		return 1;
-	if (dl && late_dlopen(ms))
-		return 1;
-	if (!dl)
+	if (dl) {
+		if (late_dlopen(ms))
+			return 1;
+	} else {
 		work(5, 3, 2, ms);
+	}
 	printf("done\n");
 	return 0;
 }
