@@ -41,7 +41,7 @@ if KDIR=$kdir "$top/scripts/build-kmod.sh" "$name"; then
 		echo "not ok - $name: guest-run.sh failed with status $rc (see $log)"
 		fail=$((fail + 1))
 	fi
-	grep -E '^not ok ' "$log" 2>/dev/null | sed "s/^/   [$name] /"
+	sh "$top/scripts/tap-failures.sh" "$name" "$log"
 	runs=
 	for t in ${GUEST_TESTS-} ${GUEST_NOMOD_TESTS-}; do
 		runs="$runs root:$t user:$t"

@@ -111,15 +111,7 @@ for k in $kernels; do
 		f=1
 	fi
 	# Each failure with what its test said, so that CI's output shows why.
-	awk -v k="$k" '
-		/^#  RUN / || /^ok / { n = 0 }
-		/^# / { if (n < 40) said[n++] = $0; next }
-		/^not ok / {
-			print "   [" k "] " $0
-			for (i = 0; i < n; i++)
-				print "   [" k "]     " said[i]
-			n = 0
-		}' "$log" 2>/dev/null
+	sh "$top/scripts/tap-failures.sh" "$k" "$log"
 	# shellcheck disable=SC2086
 	counts=$("$top/scripts/count-tap.sh" "$log" $runs | sed "s/^not ok/   [$k] not ok/")
 	echo "$counts" | sed '$d'
