@@ -461,11 +461,25 @@ TEST_F(cmd, four_threads)
 	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
 }
 
-/* A forked child that execs: its own process in the report, and the sum. */
+/*
+ * A forked child that execs: its own process in the report, and the sum.
+ * Each loop is in its own process's rows and not in the other's: its
+ * 300 ms earn loop_min() at least (with the clock reads it makes, the
+ * process's [vdso]).  Not "the top row": profil's own arming and the
+ * start of each process are rows of their own, which a slow host, to
+ * which the loops' fixed CPU time is blind, can raise above a loop (the
+ * agent's 228 samples against fifty's 211 under the debug kernel on a
+ * loaded machine).
+ */
+static unsigned long proc_loop(const struct prof *p, const char *proc,
+			       const char *fn)
+{
+	return samples_of(p, proc, fn) + samples_of(p, proc, "[vdso]");
+}
+
 TEST_F(cmd, children_forked_and_execed)
 {
 	const char *opts[] = { "--children", NULL };
-	const struct prow *top;
 	char pid[16], cpid[16];
 	unsigned long fifty, twenty;
 
@@ -473,14 +487,14 @@ TEST_F(cmd, children_forked_and_execed)
 		TH_LOG("%s", self->r.stderr_text);
 	LOAD();
 	snprintf(pid, sizeof(pid), "%d", main_pid(&self->p));
-	top = top_row(&self->p, pid);
-	ASSERT_NE(NULL, top) TH_LOG("%s", self->p.header);
-	EXPECT_STREQ("fifty", top->function) log_rows(_metadata, &self->p);
 	other_proc(&self->p, pid, cpid);
 	ASSERT_NE(0, cpid[0]) TH_LOG("no row of the child");
-	top = top_row(&self->p, cpid);
-	ASSERT_NE(NULL, top);
-	EXPECT_STREQ("twenty", top->function) log_rows(_metadata, &self->p);
+	EXPECT_LT(loop_min(300), proc_loop(&self->p, pid, "fifty"))
+		log_rows(_metadata, &self->p);
+	EXPECT_EQ(0, samples_of(&self->p, pid, "twenty"));
+	EXPECT_LT(loop_min(300), proc_loop(&self->p, cpid, "twenty"))
+		log_rows(_metadata, &self->p);
+	EXPECT_EQ(0, samples_of(&self->p, cpid, "fifty"));
 	/* "all" is the sum of the two processes, 300 ms of CPU each. */
 	EXPECT_EQ(samples_of(&self->p, "all", NULL),
 		  samples_of(&self->p, pid, NULL) + samples_of(&self->p, cpid, NULL));
