@@ -458,7 +458,14 @@ TEST_F(cmd, four_threads)
 	EXPECT_SPLIT(&self->p);
 	ASSERT_EQ(0, header_of(&self->p, main_pid(&self->p), &rate, &cpu, &samples, &expect));
 	EXPECT_GT(cpu, 1.1);	/* 4 x 0.3 s: every thread counted */
-	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
+	/*
+	 * A thread's 300 ms are a quarter of the samples.  The debug kernel
+	 * loses more to the switches of four threads on two CPUs, which
+	 * the thread's clock counts and its task-clock event does not:
+	 * 2.0-6.5% below on a loaded host here, so 15% there.
+	 */
+	EXPECT_NEAR(expect, samples, expect * (debug_kernel() ? 0.15 : 0.1))
+		TH_LOG("%s", self->p.header);
 }
 
 /*
