@@ -39,12 +39,15 @@
  *
  * Locking: profil_attach_mutex serialises ATTACH against itself (one
  * attachment per file); @lock guards the release of the arm's events (OFF
- * against OFF); profil_attach_lock, a spinlock, guards the list that the
- * probes walk under RCU.  The tick takes no lock.
+ * against OFF); profil_attach_lock, a spinlock, guards the table that
+ * the probes read under RCU, by the target's tgid, so that an exec or an
+ * exit looks at its own process's attachments, not at every one.  The
+ * tick takes no lock.
  */
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/hashtable.h>
 #include <linux/mm.h>
 #include <linux/mount.h>
 #include <linux/pid.h>
@@ -65,9 +68,9 @@ static const struct file_operations *profil_proc_mem_fops;
 /* Serialises ATTACH: file->private_data of /dev/profil files. */
 static DEFINE_MUTEX(profil_attach_mutex);
 
-/* Guards the list's changes; the probes read it under RCU. */
+/* Guards the table's changes; the probes read it under RCU. */
 static DEFINE_SPINLOCK(profil_attach_lock);
-static LIST_HEAD(profil_attachments);
+static DEFINE_HASHTABLE(profil_attachments, 6);
 static atomic_t profil_nr_attachments = ATOMIC_INIT(0);
 
 /*
@@ -162,7 +165,8 @@ static void profil_attach_gone(struct task_struct *t, u32 why)
 		return;
 	rcu_read_lock();
 	tgid = task_tgid(t);
-	list_for_each_entry_rcu(att, &profil_attachments, node)
+	hash_for_each_possible_rcu(profil_attachments, att, node,
+				   (unsigned long)tgid)
 		if (att->tgid == tgid)
 			profil_attach_end(att, why);
 	rcu_read_unlock();
@@ -366,7 +370,7 @@ static struct profil_attachment *profil_attach_alloc(struct profil_arm *arm)
 	}
 	mutex_init(&att->lock);
 	kthread_init_work(&att->end_work, profil_attach_end_work);
-	INIT_LIST_HEAD(&att->node);
+	INIT_HLIST_NODE(&att->node);
 	att->arm = arm;
 	arm->att = att;
 	arm->cnt = &att->cnt;
@@ -376,7 +380,7 @@ static struct profil_attachment *profil_attach_alloc(struct profil_arm *arm)
 static void profil_attach_unlist(struct profil_attachment *att)
 {
 	spin_lock(&profil_attach_lock);
-	list_del_rcu(&att->node);
+	hash_del_rcu(&att->node);
 	spin_unlock(&profil_attach_lock);
 	atomic_dec(&profil_nr_attachments);
 }
@@ -392,7 +396,7 @@ static int profil_attach_go(struct profil_attachment *att,
 
 	atomic_inc(&profil_nr_attachments);
 	spin_lock(&profil_attach_lock);
-	list_add_tail_rcu(&att->node, &profil_attachments);
+	hash_add_rcu(profil_attachments, &att->node, (unsigned long)att->tgid);
 	spin_unlock(&profil_attach_lock);
 	/* An end work queued meanwhile waits for the events to be made. */
 	mutex_lock(&att->lock);

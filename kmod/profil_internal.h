@@ -350,7 +350,7 @@ struct profil_attachment {
 					/* counts only on it */
 	struct pid *tgid;		/* the target, referenced */
 	const struct cred *cred;	/* its credentials at attach */
-	struct list_head node;		/* in the probes' list, RCU */
+	struct hlist_node node;		/* in the probes' table by @tgid, RCU */
 	struct rcu_head rcu;
 	struct page **pages;		/* the bins: @nr_pages zeroed pages */
 	unsigned long nr_pages;
