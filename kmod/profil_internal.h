@@ -62,8 +62,9 @@
  *                         events (perf's locks under it); the profil-settle
  *                         thread takes it to release them, so nobody holding
  *                         it waits for that thread.
- *  profil_attach_lock     a spinlock (attach.c): the list of attachments,
- *                         which the exec and exit probes read under RCU.
+ *  profil_attach_lock     a spinlock (attach.c): the table of attachments
+ *                         by tgid, which the exec and exit probes read
+ *                         under RCU.
  *  profil_arm.fault_lock  a spinlock, innermost; orders the interval
  *                         notifiers' sequence numbers against the checks that
  *                         make an arm live or resume it (arm.c).
