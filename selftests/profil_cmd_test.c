@@ -964,30 +964,6 @@ TEST_F(cmd, code_in_no_object_has_a_line_of_its_own)
 		EXPECT_LT(70.0, row_of(&self->p, "all", "[in no known code]")->pct);
 }
 
-/*
- * profil's own work in the process, its agent's code and its own copy of
- * libc (arming, pinning, mapping images: a dlopen() arms again), is a row
- * of its own, [profil], and nothing the subject ran is in no known code:
- * the subject runs no code outside its objects.  At 10 kHz, so that the
- * agent's system calls take ticks on every kernel.
- */
-TEST_F(cmd, profil_s_own_work_is_a_row_of_its_own)
-{
-	const char *opts[] = { "-r", "10000", NULL };
-	const struct prow *own;
-
-	ASSERT_EQ(0, RUN(opts, "cmd_subject", "dlopen", NULL))
-		TH_LOG("%s", self->r.stderr_text);
-	LOAD();
-	own = row_of(&self->p, "all", "[profil]");
-	ASSERT_NE(NULL, own) log_rows(_metadata, &self->p);
-	EXPECT_STREQ("[profil]", own->object);
-	EXPECT_LT(0, own->samples);
-	EXPECT_EQ(0, samples_of(&self->p, "all", "[in no known code]"))
-		log_rows(_metadata, &self->p);
-	TH_LOG("[profil]: %lu samples (%.1f%%)", own->samples, own->pct);
-}
-
 /* The JIT's row named from its map, under [jit]; its maps removed. */
 static void expect_jit_named(struct __test_metadata *_metadata,
 			     FIXTURE_DATA(cmd) *self)

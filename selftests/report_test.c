@@ -642,43 +642,6 @@ TEST(sort_object_gives_each_object_s_total)
 }
 
 /*
- * profil's own code (PROFILE_REGION_SELF: the agent's namespace, 128 KiB
- * a bin) is one row, [profil] in [profil], its bins summed whatever PCs
- * they cover; and its coarse bins are not the profile's ("bins of 4
- * bytes", not "4 to 131072").
- */
-TEST(profil_s_own_code_is_one_row_named_profil)
-{
-	const uint64_t self_at = 0x600000000000ULL;
-	struct report r = { .format = FORMAT_CSV };
-	struct mk_region m[2] = { self_text() };
-	struct profile_file_hdr *f;
-	char *csv, *text;
-	size_t i;
-
-	m[1] = (struct mk_region){ .path = "[profil]",
-				   .kind = PROFILE_REGION_SELF,
-				   .start = self_at, .end = self_at + (2 << 17),
-				   .bias = self_at, .shift = 17 };
-	f = make_regions(MAIN_PID, m, 2);
-	for (i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
-		*bin_at(f, 0, (uintptr_t)hot[i]) = hot_samples[i];
-	*bin_at(f, 1, self_at + 64) = 30;
-	*bin_at(f, 1, self_at + (1 << 17) + 8) = 12;
-	csv = run_report(&r, &f, 1);
-	/* all,SAMPLES,PCT,SELF,FUNCTION,OBJECT,...: one row of both bins. */
-	EXPECT_NE(NULL, strstr(csv, "\nall,42,")) TH_LOG("%s", csv);
-	EXPECT_NE(NULL, strstr(csv, ",[profil],[profil],")) TH_LOG("%s", csv);
-	EXPECT_EQ(NULL, strstr(csv, "no known code]")) TH_LOG("%s", csv);
-	r = (struct report){ .format = FORMAT_TEXT };
-	text = run_report(&r, &f, 1);
-	EXPECT_NE(NULL, strstr(text, "bins of 4 bytes;")) TH_LOG("%s", text);
-	free(csv);
-	free(text);
-	free(f);
-}
-
-/*
  * --sort process: one row for each process, its program named: the main
  * one's 1000 samples and a child's 250 (80% and 20%), in one table.
  */

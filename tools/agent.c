@@ -64,8 +64,6 @@
 
 #define AGENT_MIN_SHIFT	2	/* a bin for each 4 bytes of text */
 #define AGENT_MAX_SHIFT	12	/* 4 KiB a bin: RLIMIT_MEMLOCK is short */
-#define AGENT_SELF_SHIFT 17	/* the agent's own code: 128 KiB a bin */
-#define AGENT_SELF_SEGS	8	/* of it, at most */
 #define AGENT_MAX_SEGS	(PROFIL_MAX_REGIONS - 1) /* and the nowhere bin */
 #define AGENT_MAX_OBJS	1024	/* the objects followed; more count as nowhere */
 #define AGENT_SPARE	(256 << 10) /* bins reserved at first for objects */
@@ -143,16 +141,6 @@ static struct {
 	unsigned int spare_slots;	/* and header entries */
 	struct agent_seg segs[AGENT_MAX_SEGS];
 	unsigned int nr_segs;
-	/*
-	 * The agent's own code (PROFILE_REGION_SELF): its link namespace's
-	 * objects, the agent and its own copy of libc, whose system calls
-	 * (the arms' pins, the images' mappings) would be counted in no
-	 * known code.  Read once, before the program's objects are armed;
-	 * the first segments of every image.
-	 */
-	struct agent_seg self[AGENT_SELF_SEGS];
-	unsigned int nr_self;
-	int self_read;
 	struct profil_region regions[PROFIL_MAX_REGIONS];
 	struct agent_layout layout;	/* of image */
 	unsigned int arms;
@@ -300,49 +288,6 @@ static int agent_collect_ldso(struct link_map *main)
 			      agent.interp ?: "ld.so", PROFILE_REGION_LIB);
 }
 
-/*
- * An object of the agent's namespace (dl_iterate_phdr() walks its
- * caller's): its executable segments, but for the linker's and the
- * vDSO's, which the program shares and has regions for.
- */
-static int agent_self_one(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	int i;
-
-	(void)size;
-	(void)arg;
-	if (info->dlpi_addr == getauxval(AT_BASE) ||
-	    agent_is_vdso(info->dlpi_phdr))
-		return 0;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		struct agent_seg *s = &agent.self[agent.nr_self];
-
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !ph->p_memsz)
-			continue;
-		if (agent.nr_self == AGENT_SELF_SEGS)
-			return 1;
-		*s = (struct agent_seg){ .start = info->dlpi_addr + ph->p_vaddr,
-					 .bias = info->dlpi_addr,
-					 .name = "[profil]",
-					 .kind = PROFILE_REGION_SELF };
-		s->end = s->start + ph->p_memsz;
-		agent.nr_self++;
-	}
-	return 0;
-}
-
-/* The agent's own segments, read once, first in agent.segs. */
-static void agent_collect_self(void)
-{
-	if (!agent.self_read) {
-		dl_iterate_phdr(agent_self_one, NULL);
-		agent.self_read = 1;
-	}
-	memcpy(agent.segs, agent.self, agent.nr_self * sizeof(agent.self[0]));
-	agent.nr_segs = agent.nr_self;
-}
-
 /* The segments of the objects from the @first, after agent.segs'. */
 static void agent_read_segs(unsigned int first)
 {
@@ -379,12 +324,7 @@ static size_t align_page(size_t n)
 static void agent_shifts(struct agent_layout *l, unsigned int shift,
 			 size_t spare, unsigned int slots)
 {
-	unsigned int i;
-
 	memset(l->shift, shift, sizeof(l->shift));
-	for (i = 0; i < agent.nr_segs; i++)
-		if (agent.segs[i].kind == PROFILE_REGION_SELF)
-			l->shift[i] = AGENT_SELF_SHIFT;
 	l->spare = spare;
 	if (slots > AGENT_MAX_SEGS - agent.nr_segs)
 		slots = AGENT_MAX_SEGS - agent.nr_segs;
@@ -758,8 +698,7 @@ static unsigned int agent_max_shift(const struct agent_layout *l,
 	unsigned int i, max = AGENT_MIN_SHIFT;
 
 	for (i = 0; i < first; i++)
-		if (agent.segs[i].kind != PROFILE_REGION_SELF &&
-		    l->shift[i] > max)
+		if (l->shift[i] > max)
 			max = l->shift[i];
 	return max;
 }
@@ -982,7 +921,7 @@ AGENT_API unsigned int la_version(unsigned int version)
  */
 static void agent_arm_startup(struct link_map *main)
 {
-	agent_collect_self();
+	agent.nr_segs = 0;
 	if (agent_collect(main, NULL) || agent_collect_ldso(main))
 		return;
 	agent.cpu_start_ns = agent_cpu_ns();
@@ -1057,7 +996,7 @@ static void agent_arm_all(unsigned int kept)
 {
 	int ret;
 
-	agent_collect_self();
+	agent.nr_segs = 0;
 	agent_read_segs(0);
 	if (!agent.arms)
 		agent.cpu_start_ns = agent_cpu_ns();

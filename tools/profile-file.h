@@ -64,9 +64,6 @@ struct profile_file_hdr {
 					/* a count, then a PC for each sample */
 					/* while there is room (a PC of 0: */
 					/* unknown) */
-#define PROFILE_REGION_SELF	5	/* profil's own code: the agent's */
-					/* namespace, the agent and its copy */
-					/* of libc; named "[profil]" */
 
 struct profile_file_region {
 	uint64_t start;		/* the first PC the bins cover */

@@ -35,7 +35,7 @@
 /* Samples of one function (and source line) in one object and process. */
 struct row {
 	pid_t pid;		/* 0: every process */
-	const char *object;	/* path, or "[vdso]", "[profil]", "[unknown]" */
+	const char *object;	/* path, or "[vdso]", "[unknown]" */
 	const char *function;
 	uint64_t start;		/* the function's address in its object, or 0 */
 	const char *source;	/* "file:line", or "" */
@@ -113,8 +113,7 @@ static int region_valid(const struct profile_file_hdr *h,
 	    (size - fr->bins_off) / sizeof(uint32_t) < fr->nr_bins ||
 	    fr->name_off >= h->names_size ||
 	    fr->build_id_size > PROFILE_BUILD_ID_MAX ||
-	    (fr->kind > PROFILE_REGION_NOWHERE &&
-	     fr->kind != PROFILE_REGION_SELF))
+	    fr->kind > PROFILE_REGION_NOWHERE)
 		return 0;
 	if (fr->kind == PROFILE_REGION_NOWHERE)
 		return fr->nr_bins <= 1;
@@ -854,8 +853,6 @@ static int adopted_walk(struct walk *w)
 		s.object = file_name(w->f->h, v->fr);
 		if (v->fr->kind == PROFILE_REGION_VDSO)
 			s.function = s.symbol = "[vdso]";
-		else if (v->fr->kind == PROFILE_REGION_SELF)
-			s.function = s.symbol = "[profil]";
 		else
 			sym_name(d, v->fr->bias, w->src, &s);
 		ret = w->fn(w->arg, &s);
@@ -893,8 +890,6 @@ static int region_walk(const struct walk *w, Dwfl *d,
 			s.function = s.symbol = "[in no known code]";
 		} else if (fr->kind == PROFILE_REGION_VDSO) {
 			s.function = s.symbol = "[vdso]";
-		} else if (fr->kind == PROFILE_REGION_SELF) {
-			s.function = s.symbol = "[profil]";
 		} else if (fr->shift > REPORT_FINE_SHIFT) {
 			ret = coarse_bin_walk(w, &s, d, fr->shift, fr->bias);
 			continue;
@@ -1114,8 +1109,7 @@ static void proc_add(const struct report *r, struct proc *p,
 		}
 		if (fr[i].kind == PROFILE_REGION_EXE)
 			p->exe = file_name(h, &fr[i]);
-		if (fr[i].kind != PROFILE_REGION_NOWHERE &&
-		    fr[i].kind != PROFILE_REGION_SELF) {
+		if (fr[i].kind != PROFILE_REGION_NOWHERE) {
 			if (fr[i].shift > p->max_shift)
 				p->max_shift = fr[i].shift;
 			if (fr[i].shift < p->min_shift)
