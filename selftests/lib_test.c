@@ -168,8 +168,7 @@ static void *arm_loop(void *arg)
  */
 TEST_F_TIMEOUT(lib, from_threads_and_a_signal_handler_at_once, 180)
 {
-	const char *dbg = getenv("PROFIL_DEBUG_KERNEL");
-	long us = dbg && !strcmp(dbg, "1") ? 10000 : 2000;
+	long us = debug_kernel() ? 10000 : 2000;
 	struct itimerval it = { { 0, us }, { 0, us } };
 	struct sigaction sa = { .sa_handler = on_sigprof };
 	pthread_t t[4];

@@ -26,21 +26,6 @@
 #define CMD_TOL		5.0	/* points of % between reported and built in */
 
 /*
- * make check-debug's kernel (KASAN, lockdep, kmemleak: the guest sets
- * PROFIL_DEBUG_KERNEL=1, scripts/guest-init.sh).  The kernel's own work,
- * exec, mmap, page faults, fork, exit, costs it several times what it
- * costs Debian's, and profil charges a tick in the kernel to the user PC
- * that entered it, as perf does.  The checks whose bound that moves say so
- * where they loosen; every path runs, and every other check holds as is.
- */
-static int debug_kernel(void)
-{
-	const char *s = getenv("PROFIL_DEBUG_KERNEL");
-
-	return s && !strcmp(s, "1");
-}
-
-/*
  * The samples @ms of a subject's loop at 1000 Hz give at least: the loop
  * reads its thread's CPU clock every round, a system call, charged where
  * it was made, a tenth of the loop on Debian's kernels; up to a third
@@ -144,9 +129,15 @@ static unsigned long samples_of(const struct prof *p, const char *proc,
  * reads it makes (the vDSO's system call, loop_min()): what the loop's CPU
  * time earns, however dear the machine makes those reads.
  */
+static unsigned long proc_loop(const struct prof *p, const char *proc,
+			       const char *fn)
+{
+	return samples_of(p, proc, fn) + samples_of(p, proc, "[vdso]");
+}
+
 static unsigned long loop_samples(const struct prof *p, const char *fn)
 {
-	return samples_of(p, "all", fn) + samples_of(p, "all", "[vdso]");
+	return proc_loop(p, "all", fn);
 }
 
 /* The header and the first rows, for a test that fails on them. */
@@ -491,12 +482,6 @@ TEST_F(cmd, four_threads)
  * agent's 228 samples against fifty's 211 under the debug kernel on a
  * loaded machine).
  */
-static unsigned long proc_loop(const struct prof *p, const char *proc,
-			       const char *fn)
-{
-	return samples_of(p, proc, fn) + samples_of(p, proc, "[vdso]");
-}
-
 TEST_F(cmd, children_forked_and_execed)
 {
 	const char *opts[] = { "--children", NULL };
