@@ -125,7 +125,8 @@ static unsigned long samples_of(const struct prof *p, const char *proc,
 }
 
 /*
- * The samples of a subject's loop @fn in every process, and of the clock
+ * The samples of a subject's loop @fn in process @proc ("all": every
+ * one), and of the clock
  * reads it makes (the vDSO's system call, loop_min()): what the loop's CPU
  * time earns, however dear the machine makes those reads.
  */
