@@ -28,8 +28,10 @@
  *                 (mmgrab: its identity, never its memory) and credentials.
  *
  * Who ends it: the exec and exit probes (fork.c) set PROFIL_STOP_EXEC and
- * PROFIL_STOP_EXIT; the tick sets PROFIL_STOP_CRED when a thread's
- * credentials are no longer those the target had at attach; OFF on the fd
+ * PROFIL_STOP_EXIT; the tick sets PROFIL_STOP_CRED when a thread runs on
+ * credentials that none of the target's threads had at attach: any commit
+ * of new ones (ids, groups, capabilities, keyrings, an LSM label that
+ * SELinux's setcon or AppArmor's change_hat changes alone); OFF on the fd
  * and the release set PROFIL_STOP_USER.  @stop_reason is set once
  * (cmpxchg) and, once set, the tick counts nothing.  The events are
  * released by OFF, by the release, or, for the other ends, by @end_work on
@@ -55,7 +57,9 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/security.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
@@ -104,21 +108,97 @@ static void profil_attach_end_work(struct kthread_work *work)
 					       end_work));
 }
 
-/* The credentials a process may be profiled under: ids, caps, user ns. */
-static notrace bool profil_same_cred(const struct cred *a,
-				     const struct cred *b)
+/*
+ * Whether a thread on @a may be counted with the target, on @b: the same
+ * ids, capabilities, user namespace and LSM secid (SELinux's, Smack's).
+ */
+static bool profil_same_cred(const struct cred *a, const struct cred *b)
 {
-	if (a == b)
-		return true;
+	u32 sa, sb;
+
+	security_cred_getsecid(a, &sa);
+	security_cred_getsecid(b, &sb);
 	return uid_eq(a->uid, b->uid) && uid_eq(a->euid, b->euid) &&
 	       uid_eq(a->suid, b->suid) && uid_eq(a->fsuid, b->fsuid) &&
 	       gid_eq(a->gid, b->gid) && gid_eq(a->egid, b->egid) &&
 	       gid_eq(a->sgid, b->sgid) && gid_eq(a->fsgid, b->fsgid) &&
-	       a->user_ns == b->user_ns &&
+	       a->user_ns == b->user_ns && sa == sb &&
 	       !memcmp(&a->cap_permitted, &b->cap_permitted,
 		       sizeof(a->cap_permitted)) &&
 	       !memcmp(&a->cap_effective, &b->cap_effective,
 		       sizeof(a->cap_effective));
+}
+
+static int profil_cred_cmp(const void *a, const void *b)
+{
+	unsigned long x = (unsigned long)*(const struct cred * const *)a;
+	unsigned long y = (unsigned long)*(const struct cred * const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * profil_attach_creds - the credentials of the target's threads at attach
+ * @att: its @cred, the target's (the permission was checked against it)
+ * @task: the target
+ *
+ * A thread shares its creator's credentials until it commits new ones,
+ * which glibc's setuid() in a threaded process makes every thread do:
+ * those of them that profil_same_cred() finds the same as @att->cred are
+ * kept, referenced, in @att->creds, sorted, for the tick to find.  A
+ * thread on any other is not the target that was checked, and ends the
+ * attachment at its first tick.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+static int profil_attach_creds(struct profil_attachment *att,
+			       struct task_struct *task)
+{
+	const struct cred *c;
+	struct task_struct *t;
+	unsigned int i, max;
+
+	max = get_nr_threads(task);
+	att->creds = kcalloc(max, sizeof(*att->creds), GFP_KERNEL_ACCOUNT);
+	if (!att->creds)
+		return -ENOMEM;
+	rcu_read_lock();
+	for_each_thread(task, t) {
+		c = rcu_dereference(t->real_cred);
+		if (att->nr_creds == max || c == att->cred)
+			continue;
+		for (i = 0; i < att->nr_creds && att->creds[i] != c; i++)
+			;
+		if (i < att->nr_creds || !profil_same_cred(c, att->cred))
+			continue;
+		c = get_cred_rcu(c);
+		if (c)
+			att->creds[att->nr_creds++] = c;
+	}
+	rcu_read_unlock();
+	sort(att->creds, att->nr_creds, sizeof(*att->creds), profil_cred_cmp,
+	     NULL);
+	return 0;
+}
+
+/* Whether @c is @att->cred or one of @att->creds, from the tick. */
+static notrace bool profil_attach_cred_known(const struct profil_attachment *att,
+					     const struct cred *c)
+{
+	unsigned int lo = 0, hi = att->nr_creds, mid;
+
+	if (c == att->cred)
+		return true;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (att->creds[mid] == c)
+			return true;
+		if ((unsigned long)att->creds[mid] < (unsigned long)c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
 }
 
 /**
@@ -126,8 +206,8 @@ static notrace bool profil_same_cred(const struct cred *a,
  * @att: the tick's attachment
  *
  * From the tick, in hard irq: current is the thread the event runs for,
- * and its credentials cannot change under it.  A thread whose credentials
- * are not the target's at attach ends the attachment.
+ * and its credentials cannot change under it.  A thread on credentials
+ * that none of the target's had at attach ends the attachment.
  *
  * Return: true to count the sample.
  */
@@ -147,8 +227,8 @@ notrace bool profil_attach_counts(struct profil_attachment *att)
 		profil_attach_end(att, PROFIL_STOP_EXEC);
 		return false;
 	}
-	if (!profil_same_cred(rcu_dereference_raw(current->real_cred),
-			      att->cred)) {
+	if (!profil_attach_cred_known(att,
+				      rcu_dereference_raw(current->real_cred))) {
 		profil_attach_end(att, PROFIL_STOP_CRED);
 		return false;
 	}
@@ -349,6 +429,9 @@ static void profil_attach_free(struct profil_attachment *att)
 		mmdrop(att->mm);
 	if (att->cred)
 		put_cred(att->cred);
+	while (att->nr_creds)
+		put_cred(att->creds[--att->nr_creds]);
+	kfree(att->creds);
 	free_percpu(att->cnt.tick);
 	mutex_destroy(&att->lock);
 	/* The probes may still be looking at it. */
@@ -445,6 +528,9 @@ int profil_attach_start(struct file *file, struct profil_arm *arm,
 		goto err;
 	att->tgid = get_pid(task_tgid(task));
 	att->cred = get_task_cred(task);
+	ret = profil_attach_creds(att, task);
+	if (ret)
+		goto err_task;
 	ret = profil_bins_alloc(att);
 	if (ret)
 		goto err_task;

@@ -351,6 +351,8 @@ struct profil_attachment {
 					/* counts only on it */
 	struct pid *tgid;		/* the target, referenced */
 	const struct cred *cred;	/* its credentials at attach */
+	const struct cred **creds;	/* its threads' others then, sorted */
+	unsigned int nr_creds;		/* (profil_attach_creds()), referenced */
 	struct hlist_node node;		/* in the probes' table by @tgid, RCU */
 	struct rcu_head rcu;
 	struct page **pages;		/* the bins: @nr_pages zeroed pages */

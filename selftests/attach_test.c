@@ -33,6 +33,9 @@ struct report {
 	int unshared;		/* a credential change happened (0/1) */
 };
 
+/* The target's end of the pipe it waits on (start_target()). */
+static int target_go_fd = -1;
+
 /* Writable data the target checksums before and after. */
 static volatile unsigned char data[64 * 1024];
 
@@ -105,6 +108,7 @@ static int start_target(FIXTURE_DATA(attach) *self, target_fn fn)
 		close(go[1]);
 		close(out[0]);
 		dup2(out[1], 1);
+		target_go_fd = go[0];
 		if (read(go[0], &c, 1) != 1)
 			_exit(3);
 		_exit(fn(self->rep));
@@ -403,6 +407,117 @@ ATTACH_TEST(credential_change_of_the_target_ends_it)
 	       expected(self->rep->cpu_b, RATE));
 	EXPECT_GT(expected(self->rep->cpu_a, RATE) * 1.05 + 2 +
 		  expected(self->rep->cpu_b, RATE) / 4, st.ticks);
+}
+
+/*
+ * Commits new credentials, the same as the old: capset() of the
+ * capabilities the thread has (capset() always commits, unlike
+ * setresuid() of the same ids).
+ */
+static int recommit_cred(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	return syscall(SYS_capget, &h, d) || syscall(SYS_capset, &h, d);
+}
+
+/*
+ * Spins in spin_a, commits new credentials with the same ids and
+ * capabilities, then spins in spin_b: what an LSM label change alone
+ * (SELinux's setcon, AppArmor's change_hat) looks like to the attachment,
+ * which no guest policy here can make.
+ */
+static int capset_subject(struct report *rep)
+{
+	rep->cpu_a = spin_cpu(spin_a, SPIN / 3);
+	if (recommit_cred())
+		return 9;
+	rep->cpu_b = spin_cpu(spin_b, SPIN / 3);
+	return STATUS;
+}
+
+ATTACH_TEST(new_credentials_with_the_same_ids_and_caps_end_it)
+{
+	struct profil_stats st;
+
+	ASSERT_EQ(0, start_target(self, capset_subject));
+	attach_target(_metadata, self);
+	target_go(self);
+	EXPECT_EQ(STATUS, wait_status(self->pid));
+	self->pid = -1;
+	EXPECT_SAMPLES_NEAR(loop_bins(self->bins, spin_a), self->rep->cpu_a,
+			    RATE);
+	EXPECT_EQ(0, loop_bins(self->bins, spin_b));
+	st = attach_stats(self->dev);
+	EXPECT_EQ(PROFIL_STOP_CRED, st.stop_reason);
+}
+
+static volatile int setxid_run, setxid_ready;
+
+static void *setxid_thread(void *arg)
+{
+	struct report *rep = arg;
+
+	setxid_ready = recommit_cred() ? -1 : 1;
+	while (!setxid_run)
+		;
+	rep->cpu_b = spin_cpu(spin_b, SPIN / 2);
+	return NULL;
+}
+
+/*
+ * Makes a thread; each commits credentials of its own, the same as the
+ * other's (as glibc's setuid() in a threaded program has every thread
+ * do).  Says "ready" and waits for a second byte (the attachment is made
+ * then), then spins in spin_a while the thread spins in spin_b.
+ */
+static int setxid_subject(struct report *rep)
+{
+	pthread_t t;
+	char c;
+
+	if (pthread_create(&t, NULL, setxid_thread, rep))
+		return 4;
+	while (!setxid_ready)
+		;
+	if (setxid_ready < 0 || recommit_cred())
+		return 9;
+	printf("ready\n");
+	fflush(stdout);
+	if (read(target_go_fd, &c, 1) != 1)
+		return 3;
+	setxid_run = 1;
+	rep->cpu_a = spin_cpu(spin_a, SPIN / 2);
+	return pthread_join(t, NULL) ? 4 : STATUS;
+}
+
+/*
+ * A target whose threads run on credentials of their own, each the same
+ * as the others (a threaded program that called setuid()), is profiled
+ * whole: no thread of it ends the attachment.
+ */
+ATTACH_TEST(threads_with_the_same_credentials_of_their_own_are_counted)
+{
+	struct profil_stats st;
+	char line[16];
+
+	ASSERT_EQ(0, start_target(self, setxid_subject));
+	ASSERT_EQ(1, write(self->go, "g", 1));
+	target_output(self, line, sizeof("ready\n"));
+	ASSERT_STREQ("ready\n", line);
+	attach_target(_metadata, self);
+	target_go(self);
+	EXPECT_EQ(STATUS, wait_status(self->pid));
+	self->pid = -1;
+	EXPECT_SAMPLES_NEAR(loop_bins(self->bins, spin_a), self->rep->cpu_a,
+			    RATE);
+	EXPECT_SAMPLES_NEAR(loop_bins(self->bins, spin_b), self->rep->cpu_b,
+			    RATE);
+	st = attach_stats(self->dev);
+	EXPECT_EQ(PROFIL_STOP_EXIT, st.stop_reason);
 }
 
 /* OFF on the attached fd stops counting; the bins stay readable. */
