@@ -181,6 +181,7 @@ int profil_output_setup(struct profil_arm *arm, struct profil_kregion *image,
 	out->nr_recs_max = uo.nr_recs_max;
 	out->ctl_offset = uo.ctl_offset;
 	out->flags = uo.flags;
+	out->child = uo.flags & PROFIL_OUTPUT_FORKED;
 
 	tmpl = profil_name_dup(uo.child_name);
 	if (IS_ERR(tmpl))

@@ -46,6 +46,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <link.h>
 #include <stdint.h>
@@ -102,6 +104,9 @@ static struct {
 	char child_name[NAME_MAX + 1];
 	size_t want_arcs;		/* monitor()'s nfunc, or 0 */
 	int said_unwritable;		/* said so at the start */
+	int child_refits;		/* RLIMIT_MEMLOCK pins no second */
+					/* copy: a forked child re-lays */
+					/* its profile out (gmon_forked()) */
 } gmon = { .dirfd = -1 };
 
 static void gmon_say(const char *fmt, ...)
@@ -481,7 +486,8 @@ static int gmon_setup(struct profil_setup *s, struct profil_output *o)
  * write either, and 10,000 spawned helpers would leave 10,000 files.
  * The image is the one gmon_place() put at gmon.hdr, @ctl its control.
  */
-static int gmon_arm(const struct profil_output_ctl *ctl, unsigned int rate)
+static int gmon_arm(const struct profil_output_ctl *ctl, unsigned int rate,
+		    const char *name, uint32_t flags)
 {
 	char *image = (char *)gmon.hdr;
 
@@ -493,7 +499,7 @@ static int gmon_arm(const struct profil_output_ctl *ctl, unsigned int rate)
 	};
 	struct profil_output o = {
 		.size = sizeof(o),
-		.flags = PROFIL_OUTPUT_CHILD_EXIT_ONLY,
+		.flags = PROFIL_OUTPUT_CHILD_EXIT_ONLY | flags,
 		.dirfd = gmon.dirfd,
 		.rec_size = sizeof(struct gmon_arc),
 		.image = (uintptr_t)image,
@@ -501,7 +507,7 @@ static int gmon_arm(const struct profil_output_ctl *ctl, unsigned int rate)
 		.head_size = gmon.head_size,
 		.nr_recs_max = gmon.nr_max,
 		.ctl_offset = (const char *)ctl - image,
-		.name = (uintptr_t)gmon.name,
+		.name = (uintptr_t)name,
 		.child_name = (uintptr_t)gmon.child_name,
 	};
 	struct profil_setup s = {
@@ -644,7 +650,7 @@ static struct profil_output_ctl *gmon_arm_fitting(char *base,
 		ctl = gmon_place(base, per_bin);
 		if (!finest)
 			finest = gmon.image_size;
-		if (!gmon_arm(ctl, rate)) {
+		if (!gmon_arm(ctl, rate, gmon.name, 0)) {
 			gmon.kernel = 1;
 			break;
 		}
@@ -663,6 +669,141 @@ static struct profil_output_ctl *gmon_arm_fitting(char *base,
 			 gmon_memlock_kib(), finest >> 10, per_bin,
 			 GMON_TEXT_PER_BIN, gmon.image_size >> 10);
 	return ctl;
+}
+
+/*
+ * Add the @nold bins at @old, of @old_per bytes of text each, into the
+ * zeroed bins after gmon.hdr, of gmon.text_per_bin bytes, saturating.
+ */
+static void gmon_fold(const uint16_t *old, size_t nold, unsigned int old_per)
+{
+	uint16_t *bins = (uint16_t *)(gmon.hdr + 1);
+	unsigned int k = gmon.text_per_bin / old_per;
+	uint32_t v;
+	size_t i;
+
+	for (i = 0; i < nold; i++) {
+		v = bins[i / k] + old[i];
+		bins[i / k] = v > UINT16_MAX ? UINT16_MAX : v;
+	}
+}
+
+/*
+ * Lay the profile at @old (its control @old_ctl, in the layout of
+ * @old_per) out at @base, a bin per @per_bin bytes of text: the bins
+ * folded, the records copied, the header's range and counts kept.
+ * Return: the new control structure.
+ */
+static struct profil_output_ctl *
+gmon_relayout(char *base, unsigned int per_bin, const struct gmon_hdr *old,
+	      const struct profil_output_ctl *old_ctl, size_t old_head,
+	      unsigned int old_per)
+{
+	uint64_t nr = __atomic_load_n(&old_ctl->nr_recs, __ATOMIC_RELAXED);
+	struct profil_output_ctl *ctl = gmon_place(base, per_bin);
+
+	if (nr > gmon.nr_max)
+		nr = gmon.nr_max;
+	gmon_fold((const uint16_t *)(old + 1),
+		  (old_head - sizeof(*old)) / 2, old_per);
+	memcpy((char *)gmon.hdr + gmon.head_size, (const char *)old + old_head,
+	       nr * sizeof(struct gmon_arc));
+	ctl->nr_recs = nr;
+	ctl->enable = old_ctl->enable;
+	gmon.hdr->lowpc = old->lowpc;
+	gmon.hdr->highpc = old->lowpc + (gmon.head_size -
+		sizeof(struct gmon_hdr)) / 2 * per_bin;
+	gmon.hdr->ncnt = gmon.head_size;
+	gmon.hdr->dropped = old->dropped;
+	return ctl;
+}
+
+/*
+ * A forked child whose copy of the profile the kernel could not take
+ * over, RLIMIT_MEMLOCK having no room for a second one: the same profile
+ * in a mapping of the child's own at the next coarser histogram that the
+ * limit pins, armed as the child's (PROFIL_OUTPUT_FORKED: its exec still
+ * writes no file), so that its file has its own samples too.  The
+ * parent's up to the fork are folded in, the records copied; the old
+ * copy stays, for the arcs' hash in its mapping.  Signals are blocked
+ * meanwhile: mcount in a handler would count into the old records.
+ * When no layout fits, nothing changes, and _mcleanup() says so.
+ */
+static void gmon_child_refit(void)
+{
+	struct profil_stats st = { .size = sizeof(st) };
+	struct profil_output_ctl *old_ctl = gmon.ctl, *ctl = NULL;
+	struct gmon_hdr *old = gmon.hdr;
+	size_t old_head = gmon.head_size, old_image = gmon.image_size;
+	size_t old_pad = gmon.pad;
+	unsigned int per_bin, old_per = gmon.text_per_bin;
+	sigset_t all, was;
+	char *base;
+
+	if (__profil_dev_ioctl(PROFIL_IOC_STATS, &st) ||
+	    st.stop_reason != PROFIL_STOP_INHERIT ||
+	    st.inherit_error != -ENOMEM)
+		return;
+	base = mmap(NULL, 64 + old_image, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &was);
+	for (per_bin = old_per * 2; per_bin <= GMON_COARSEST; per_bin *= 2) {
+		memset(base, 0, 64 + old_image);
+		ctl = gmon_relayout(base, per_bin, old, old_ctl, old_head,
+				    old_per);
+		if (!gmon_arm(ctl, old->profrate, gmon.child_name,
+			      PROFIL_OUTPUT_FORKED))
+			break;
+		ctl = NULL;
+		if (errno != ENOMEM ||
+		    gmon.head_size == sizeof(struct gmon_hdr) + 8)
+			break;
+	}
+	if (ctl) {
+		gmon.arcs = (struct gmon_arc *)((char *)gmon.hdr +
+						gmon.head_size);
+		__atomic_store_n(&gmon.ctl, ctl, __ATOMIC_RELEASE);
+	} else {
+		gmon.hdr = old;
+		gmon.head_size = old_head;
+		gmon.image_size = old_image;
+		gmon.pad = old_pad;
+		gmon.text_per_bin = old_per;
+		munmap(base, 64 + old_image);
+	}
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	if (ctl)
+		gmon_say("forked child %d: RLIMIT_MEMLOCK (%lld KiB) has no room for a second copy of the profile (%zu KiB): a bin per %u bytes of text, not %u (%zu KiB)",
+			 (int)getpid(), gmon_memlock_kib(), old_image >> 10,
+			 per_bin, old_per, gmon.image_size >> 10);
+}
+
+/*
+ * pthread_atfork()'s child handler: only where a child's copy of the
+ * profile cannot be pinned besides its parent's (gmon.child_refits), so
+ * that other forks, fork + exec above all, stay as cheap as without it.
+ */
+static void gmon_forked(void)
+{
+	if (__atomic_load_n(&gmon.state, __ATOMIC_ACQUIRE) == GMON_ON &&
+	    gmon.child_refits)
+		gmon_child_refit();
+}
+
+/*
+ * Whether RLIMIT_MEMLOCK leaves no room for a forked child's copy of the
+ * profile besides ours (the pages of two images, one of them straddling
+ * a page more).
+ */
+static int gmon_no_room_for_a_child(void)
+{
+	long long kib = gmon_memlock_kib();
+	size_t pages = (gmon.image_size + 4095) / 4096 + 1;
+
+	return kib >= 0 && (unsigned long long)kib < 2 * pages * 4;
 }
 
 /*
@@ -718,6 +859,10 @@ void __monstartup(unsigned long lowpc, unsigned long highpc)
 		sizeof(struct gmon_hdr)) / 2 * gmon.text_per_bin;
 	gmon.hdr->ncnt = gmon.head_size;
 	gmon.arcs = (struct gmon_arc *)((char *)gmon.hdr + gmon.head_size);
+	if (gmon.kernel && gmon_no_room_for_a_child()) {
+		gmon.child_refits = 1;
+		pthread_atfork(NULL, NULL, gmon_forked);
+	}
 	/* mcount starts here. */
 	__atomic_store_n(&gmon.ctl, ctl, __ATOMIC_RELEASE);
 	__atomic_store_n(&gmon.state, GMON_ON, __ATOMIC_RELEASE);

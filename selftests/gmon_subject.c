@@ -39,6 +39,7 @@
  *	monitor-fork	monitor-wide, but first a forked child spins in
  *			child_hot() for 0.1 s, prints its stats and calls
  *			monitor(NULL); waited for, its pid printed
+ *	monitor-fork-exec  monitor-fork, but the child execs sh -c 'exit 0'
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -209,15 +210,20 @@ int main(int argc, char **argv)
 	int status;
 	pid_t pid;
 
-	if (!strcmp(mode, "monitor-wide") || !strcmp(mode, "monitor-fork")) {
+	if (!strncmp(mode, "monitor-", 8)) {
 		monitor((int (*)(void))__executable_start,
 			(int (*)(void))(__executable_start + (64 << 20)),
 			NULL, 0, 100);
-		if (!strcmp(mode, "monitor-fork")) {
+		if (!strncmp(mode, "monitor-fork", 12)) {
 			fflush(stdout);
 			pid = fork();
 			if (pid < 0)
 				return 2;
+			if (!pid && mode[12]) {
+				execl("/bin/sh", "sh", "-c", "exit 0",
+				      (char *)NULL);
+				_exit(127);
+			}
 			if (!pid) {
 				child_hot(100000000ULL);
 				print_stats();

@@ -554,12 +554,22 @@ TEST_F(gmon, a_profile_past_rlimit_memlock_gets_a_coarser_histogram)
 		       (unsigned long long)gmon_samples(&self->g, hot));
 }
 
+/* The pid after "child " in the subject's output, or -1. */
+static int subject_child(const struct run *r)
+{
+	const char *p = strstr(r->stdout_text, "child ");
+	int child;
+
+	return p && sscanf(p, "child %d", &child) == 1 ? child : -1;
+}
+
 /*
  * A forked child whose copy of the profile the limit cannot pin as well
- * (514 KiB twice in 1 MiB) says that its file has none of its samples,
- * and why; the parent's profile goes on.
+ * (514 KiB twice in 1 MiB) lays it out again at the next coarser
+ * histogram, which fits besides its parent's, says so in one line, and
+ * its file has its own samples; the parent's profile goes on.
  */
-TEST_F(gmon, a_forked_child_past_rlimit_memlock_says_it_has_no_samples)
+TEST_F(gmon, a_forked_child_past_rlimit_memlock_gets_a_coarser_histogram)
 {
 	struct fn hot, child_hot;
 	int child;
@@ -570,22 +580,51 @@ TEST_F(gmon, a_forked_child_past_rlimit_memlock_says_it_has_no_samples)
 	ASSERT_EQ(0, memlock_limit(1024));
 	ASSERT_EQ(0, run_subject(&self->r, self->bin, "monitor-fork", NULL));
 	TH_LOG("%s", self->r.stdout_text);
-	ASSERT_NE(NULL, strstr(self->r.stdout_text, "child "));
-	ASSERT_EQ(1, sscanf(strstr(self->r.stdout_text, "child "), "child %d",
-			    &child));
+	child = subject_child(&self->r);
+	ASSERT_LT(0, child);
 	snprintf(self->path, sizeof(self->path),
-		 "no samples of this forked child (RLIMIT_MEMLOCK, 1024 KiB, cannot pin 514 KiB more): gmon.out.%d has its calls",
+		 "forked child %d: RLIMIT_MEMLOCK (1024 KiB) has no room for a second copy of the profile (514 KiB): a bin per 512 bytes of text, not 256 (",
 		 child);
 	EXPECT_NE(NULL, strstr(self->r.stderr_text, self->path))
 		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_EQ(NULL, strstr(self->r.stderr_text, "no samples"));
 	snprintf(self->path, sizeof(self->path), "gmon.out.%d", child);
 	LOAD(self->path);
-	EXPECT_EQ(0, gmon_samples(&self->g, child_hot));
+	EXPECT_EQ((64 << 20) / 512, self->g.nbins);
+	EXPECT_EQ(64 << 20, self->g.highpc - self->g.lowpc);
+	EXPECT_TRUE(within(gmon_samples(&self->g, child_hot), 0.1 * self->hz,
+			   0.3))
+		TH_LOG("child_hot: %llu samples",
+		       (unsigned long long)gmon_samples(&self->g, child_hot));
 	gmon_free(&self->g);
 	LOAD("gmon.out");
+	EXPECT_EQ((64 << 20) / 256, self->g.nbins);
 	EXPECT_TRUE(within(gmon_samples(&self->g, hot), 0.3 * self->hz, 0.15))
 		TH_LOG("hot: %llu samples",
 		       (unsigned long long)gmon_samples(&self->g, hot));
+}
+
+/*
+ * The same child execs at once: its profile, laid out again, is still a
+ * forked child's, and its exec writes no file.
+ */
+TEST_F(gmon, a_forked_child_past_rlimit_memlock_that_execs_leaves_no_file)
+{
+	int child;
+
+	gmon_helper(self->bin, sizeof(self->bin), "gmon_monitor");
+	ASSERT_EQ(0, memlock_limit(1024));
+	ASSERT_EQ(0, run_subject(&self->r, self->bin, "monitor-fork-exec",
+				 NULL));
+	child = subject_child(&self->r);
+	ASSERT_LT(0, child);
+	snprintf(self->path, sizeof(self->path), "forked child %d: ", child);
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, self->path))
+		TH_LOG("%s", self->r.stderr_text);
+	snprintf(self->path, sizeof(self->path), "%s/gmon.out.%d", self->dir,
+		 child);
+	EXPECT_NE(0, access(self->path, F_OK));
+	LOAD("gmon.out");
 }
 
 /*
@@ -870,6 +909,20 @@ static long exec_file(struct __test_metadata *_metadata,
 
 TEST_F(output, exec_writes_the_file_of_the_process_that_armed)
 {
+	EXPECT_EQ(IMG_HEAD, exec_file(_metadata, self, getuid()));
+}
+
+/*
+ * PROFIL_OUTPUT_FORKED: a forked child that arms its inherited profile
+ * anew (libprofil, when its take-over failed) is a descendant: with
+ * PROFIL_OUTPUT_CHILD_EXIT_ONLY its exec writes no file.  Without the
+ * flag the same exec writes one (above).
+ */
+TEST_F(output, a_forked_rearm_writes_no_file_at_exec)
+{
+	self->o.flags = PROFIL_OUTPUT_CHILD_EXIT_ONLY | PROFIL_OUTPUT_FORKED;
+	EXPECT_EQ(-1, exec_file(_metadata, self, getuid()));
+	self->o.flags = PROFIL_OUTPUT_FORKED;
 	EXPECT_EQ(IMG_HEAD, exec_file(_metadata, self, getuid()));
 }
 

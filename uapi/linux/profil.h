@@ -130,6 +130,10 @@ struct profil_setup {
  * With PROFIL_OUTPUT_CHILD_EXIT_ONLY a forked descendant that execs writes
  * no file: its file is written only if it ends without exec, as glibc's
  * gmon writes a child's gmon.out at exit and never at exec.
+ * PROFIL_OUTPUT_FORKED says that the caller is such a descendant arming
+ * anew the profile it inherited (its take-over failed, PROFIL_STOP_INHERIT;
+ * it passes its 'child_name' as 'name'): its session is a descendant's, so
+ * that with PROFIL_OUTPUT_CHILD_EXIT_ONLY its exec writes no file either.
  */
 struct profil_output {
 	__u32 size;		/* sizeof(struct profil_output) */
@@ -151,7 +155,10 @@ struct profil_output {
 /* struct profil_output.flags */
 #define PROFIL_OUTPUT_CHILD_EXIT_ONLY 0x1U /* no file for a forked */
 					   /* descendant's exec */
-#define PROFIL_OUTPUT_FLAGS	PROFIL_OUTPUT_CHILD_EXIT_ONLY
+#define PROFIL_OUTPUT_FORKED	0x2U	/* the caller is a forked */
+					/* descendant (its re-arm) */
+#define PROFIL_OUTPUT_FLAGS	(PROFIL_OUTPUT_CHILD_EXIT_ONLY | \
+				 PROFIL_OUTPUT_FORKED)
 
 /* Lives in the image at ctl_offset; shared with the tick, never written. */
 struct profil_output_ctl {
