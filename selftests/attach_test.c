@@ -236,6 +236,22 @@ FIXTURE_TEARDOWN(attach)
 
 #define ATTACH_TEST(name) TEST_F_TIMEOUT(attach, name, 180)
 
+/*
+ * Start a target running @fn, attach to it, let it go and reap it: it
+ * exits with @status, its spin_a counted at its CPU time.
+ */
+static void run_attached(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(attach) *self, target_fn fn, int status)
+{
+	ASSERT_EQ(0, start_target(self, fn));
+	attach_target(_metadata, self);
+	target_go(self);
+	EXPECT_EQ(status, wait_status(self->pid));
+	self->pid = -1;
+	EXPECT_SAMPLES_NEAR(loop_bins(self->bins, spin_a), self->rep->cpu_a,
+			    RATE);
+}
+
 static void *spin_b_thread(void *arg)
 {
 	struct report *rep = arg;
@@ -332,13 +348,7 @@ static int session_subject(struct report *rep)
 
 ATTACH_TEST(target_own_session_and_the_attachment_coexist)
 {
-	ASSERT_EQ(0, start_target(self, session_subject));
-	attach_target(_metadata, self);
-	target_go(self);
-	EXPECT_EQ(STATUS, wait_status(self->pid));
-	self->pid = -1;
-	EXPECT_SAMPLES_NEAR(loop_bins(self->bins, spin_a), self->rep->cpu_a,
-			    RATE);
+	run_attached(_metadata, self, session_subject, STATUS);
 }
 
 /* Spins in spin_a, then execs a shell that exits 7. */
@@ -353,13 +363,7 @@ ATTACH_TEST(exec_of_the_target_ends_it)
 {
 	struct profil_stats st;
 
-	ASSERT_EQ(0, start_target(self, exec_subject));
-	attach_target(_metadata, self);
-	target_go(self);
-	EXPECT_EQ(7, wait_status(self->pid));
-	self->pid = -1;
-	EXPECT_SAMPLES_NEAR(loop_bins(self->bins, spin_a), self->rep->cpu_a,
-			    RATE);
+	run_attached(_metadata, self, exec_subject, 7);
 	st = attach_stats(self->dev);
 	EXPECT_EQ(PROFIL_STATE_OFF, st.state);
 	EXPECT_EQ(PROFIL_STOP_EXEC, st.stop_reason);
@@ -443,13 +447,7 @@ ATTACH_TEST(new_credentials_with_the_same_ids_and_caps_end_it)
 {
 	struct profil_stats st;
 
-	ASSERT_EQ(0, start_target(self, capset_subject));
-	attach_target(_metadata, self);
-	target_go(self);
-	EXPECT_EQ(STATUS, wait_status(self->pid));
-	self->pid = -1;
-	EXPECT_SAMPLES_NEAR(loop_bins(self->bins, spin_a), self->rep->cpu_a,
-			    RATE);
+	run_attached(_metadata, self, capset_subject, STATUS);
 	EXPECT_EQ(0, loop_bins(self->bins, spin_b));
 	st = attach_stats(self->dev);
 	EXPECT_EQ(PROFIL_STOP_CRED, st.stop_reason);
