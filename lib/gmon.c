@@ -107,6 +107,8 @@ static struct {
 	int child_refits;		/* RLIMIT_MEMLOCK pins no second */
 					/* copy: a forked child re-lays */
 					/* its profile out (gmon_forked()) */
+	unsigned int refit_from;	/* its bin size before, said at */
+	size_t refit_size;		/* exit; the image's size before */
 } gmon = { .dirfd = -1 };
 
 static void gmon_say(const char *fmt, ...)
@@ -723,7 +725,8 @@ gmon_relayout(char *base, unsigned int per_bin, const struct gmon_hdr *old,
  * over, RLIMIT_MEMLOCK having no room for a second one: the same profile
  * in a mapping of the child's own at the next coarser histogram that the
  * limit pins, armed as the child's (PROFIL_OUTPUT_FORKED: its exec still
- * writes no file), so that its file has its own samples too.  The
+ * writes no file), so that its file has its own samples too (said at its
+ * exit, gmon_say_refit()).  The
  * parent's up to the fork are folded in, the records copied; the old
  * copy stays, for the arcs' hash in its mapping.  Signals are blocked
  * meanwhile: mcount in a handler would count into the old records.
@@ -775,10 +778,21 @@ static void gmon_child_refit(void)
 		munmap(base, 64 + old_image);
 	}
 	pthread_sigmask(SIG_SETMASK, &was, NULL);
-	if (ctl)
-		gmon_say("forked child %d: RLIMIT_MEMLOCK (%lld KiB) has no room for a second copy of the profile (%zu KiB): a bin per %u bytes of text, not %u (%zu KiB)",
-			 (int)getpid(), gmon_memlock_kib(), old_image >> 10,
-			 per_bin, old_per, gmon.image_size >> 10);
+	if (ctl) {
+		gmon.refit_from = old_per;
+		gmon.refit_size = old_image;
+	}
+}
+
+/*
+ * Said at a refitted child's exit, not at its fork: a program that spawns
+ * helpers (fork + exec) would print a line for each.
+ */
+static void gmon_say_refit(void)
+{
+	gmon_say("forked child %d: RLIMIT_MEMLOCK (%lld KiB) has no room for a second copy of the profile (%zu KiB): a bin per %u bytes of text, not %u (%zu KiB)",
+		 (int)getpid(), gmon_memlock_kib(), gmon.refit_size >> 10,
+		 gmon.text_per_bin, gmon.refit_from, gmon.image_size >> 10);
 }
 
 /*
@@ -1019,6 +1033,8 @@ void _mcleanup(void)
 				 strerror(gmon.kernel_errno), gmon.name);
 		gmon_write();
 	}
+	if (gmon.refit_from)
+		gmon_say_refit();
 	if (dropped)
 		gmon_say("the arc table was full (%llu arcs): %llu calls not counted; raise PROFIL_GMON_ARCS",
 			 (unsigned long long)gmon.nr_max,

@@ -39,7 +39,8 @@
  *	monitor-fork	monitor-wide, but first a forked child spins in
  *			child_hot() for 0.1 s, prints its stats and calls
  *			monitor(NULL); waited for, its pid printed
- *	monitor-fork-exec  monitor-fork, but the child execs sh -c 'exit 0'
+ *	monitor-fork-exec  monitor-fork, but the child prints its stats and
+ *			execs sh -c 'exit 0'
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -220,6 +221,8 @@ int main(int argc, char **argv)
 			if (pid < 0)
 				return 2;
 			if (!pid && mode[12]) {
+				print_stats();
+				fflush(stdout);
 				execl("/bin/sh", "sh", "-c", "exit 0",
 				      (char *)NULL);
 				_exit(127);
