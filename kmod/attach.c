@@ -156,34 +156,39 @@ static int profil_attach_creds(struct profil_attachment *att,
 {
 	const struct cred *c;
 	struct task_struct *t;
-	unsigned int i, max;
+	unsigned int i, n = 0, max;
 
 	max = get_nr_threads(task);
-	att->creds = kcalloc(max, sizeof(*att->creds), GFP_KERNEL_ACCOUNT);
+	att->creds = kvcalloc(max, sizeof(*att->creds), GFP_KERNEL_ACCOUNT);
 	if (!att->creds)
 		return -ENOMEM;
 	rcu_read_lock();
 	for_each_thread(task, t) {
 		c = rcu_dereference(t->real_cred);
-		if (att->nr_creds == max || c == att->cred)
-			continue;
-		for (i = 0; i < att->nr_creds && att->creds[i] != c; i++)
-			;
-		if (i < att->nr_creds || !profil_same_cred(c, att->cred))
+		if (n == max || c == att->cred ||
+		    !profil_same_cred(c, att->cred))
 			continue;
 		c = get_cred_rcu(c);
 		if (c)
-			att->creds[att->nr_creds++] = c;
+			att->creds[n++] = c;
 	}
 	rcu_read_unlock();
-	sort(att->creds, att->nr_creds, sizeof(*att->creds), profil_cred_cmp,
-	     NULL);
+	/* Sorted, each once: the threads that share one are neighbours. */
+	sort(att->creds, n, sizeof(*att->creds), profil_cred_cmp, NULL);
+	for (i = 0; i < n; i++) {
+		c = att->creds[i];
+		if (att->nr_creds && att->creds[att->nr_creds - 1] == c)
+			put_cred(c);
+		else
+			att->creds[att->nr_creds++] = c;
+	}
 	return 0;
 }
 
 /* Whether @c is @att->cred or one of @att->creds, from the tick. */
-static notrace bool profil_attach_cred_known(const struct profil_attachment *att,
-					     const struct cred *c)
+static notrace bool
+profil_attach_cred_known(const struct profil_attachment *att,
+			 const struct cred *c)
 {
 	unsigned int lo = 0, hi = att->nr_creds, mid;
 
@@ -213,6 +218,8 @@ static notrace bool profil_attach_cred_known(const struct profil_attachment *att
  */
 notrace bool profil_attach_counts(struct profil_attachment *att)
 {
+	const struct cred *cred;
+
 	if (READ_ONCE(att->stop_reason) != PROFIL_STOP_NONE)
 		return false;
 	/* A kernel thread on the mm, an io_uring worker: not the target's. */
@@ -227,8 +234,8 @@ notrace bool profil_attach_counts(struct profil_attachment *att)
 		profil_attach_end(att, PROFIL_STOP_EXEC);
 		return false;
 	}
-	if (!profil_attach_cred_known(att,
-				      rcu_dereference_raw(current->real_cred))) {
+	cred = rcu_dereference_raw(current->real_cred);
+	if (!profil_attach_cred_known(att, cred)) {
 		profil_attach_end(att, PROFIL_STOP_CRED);
 		return false;
 	}
@@ -431,7 +438,7 @@ static void profil_attach_free(struct profil_attachment *att)
 		put_cred(att->cred);
 	while (att->nr_creds)
 		put_cred(att->creds[--att->nr_creds]);
-	kfree(att->creds);
+	kvfree(att->creds);
 	free_percpu(att->cnt.tick);
 	mutex_destroy(&att->lock);
 	/* The probes may still be looking at it. */

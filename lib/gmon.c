@@ -523,12 +523,17 @@ static int gmon_arm(const struct profil_output_ctl *ctl, unsigned int rate,
 	};
 	int ret;
 
-	ret = gmon_setup(&s, &o);
-	if (ret && errno == EINVAL && rate) {
-		gmon_say("PROFIL_RATE=%u refused (above the module's max_rate?): using HZ",
-			 rate);
-		s.rate = 0;
+	/* A forked child's re-arm is the one asked for, or none. */
+	if (flags & PROFIL_OUTPUT_FORKED) {
+		ret = __profil_dev_ioctl(PROFIL_IOC_SETUP, &s);
+	} else {
 		ret = gmon_setup(&s, &o);
+		if (ret && errno == EINVAL && rate) {
+			gmon_say("PROFIL_RATE=%u refused (above the module's max_rate?): using HZ",
+				 rate);
+			s.rate = 0;
+			ret = gmon_setup(&s, &o);
+		}
 	}
 	if (ret)
 		return -1;
@@ -802,6 +807,7 @@ static void gmon_say_refit(void)
  */
 static void gmon_forked(void)
 {
+	gmon.refit_from = 0;	/* a refitted parent's is not ours */
 	if (__atomic_load_n(&gmon.state, __ATOMIC_ACQUIRE) == GMON_ON &&
 	    gmon.child_refits)
 		gmon_child_refit();
@@ -815,9 +821,10 @@ static void gmon_forked(void)
 static int gmon_no_room_for_a_child(void)
 {
 	long long kib = gmon_memlock_kib();
-	size_t pages = (gmon.image_size + 4095) / 4096 + 1;
+	size_t page = sysconf(_SC_PAGESIZE);
+	size_t pages = (gmon.image_size + page - 1) / page + 1;
 
-	return kib >= 0 && (unsigned long long)kib < 2 * pages * 4;
+	return kib >= 0 && (unsigned long long)kib << 10 < 2 * pages * page;
 }
 
 /*

@@ -36,9 +36,10 @@
  *			0.3 s, monitor(NULL)
  *	monitor-wide	(gmon_monitor) the same over 64 MiB from the text's
  *			start, with room for 100 arcs
- *	monitor-fork	monitor-wide, but first a forked child spins in
- *			child_hot() for 0.1 s, prints its stats and calls
- *			monitor(NULL); waited for, its pid printed
+ *	monitor-fork	monitor-wide, but hot() for 0.1 s first, then a
+ *			forked child spins in child_hot() for 0.1 s, prints
+ *			its stats and calls monitor(NULL); waited for, its
+ *			pid printed, and hot() for 0.2 s more
  *	monitor-fork-exec  monitor-fork, but the child prints its stats and
  *			execs sh -c 'exit 0'
  */
@@ -216,6 +217,7 @@ int main(int argc, char **argv)
 			(int (*)(void))(__executable_start + (64 << 20)),
 			NULL, 0, 100);
 		if (!strncmp(mode, "monitor-fork", 12)) {
+			hot(100000000ULL);
 			fflush(stdout);
 			pid = fork();
 			if (pid < 0)
@@ -238,7 +240,8 @@ int main(int argc, char **argv)
 				return 2;
 			printf("child %d\n", (int)pid);
 		}
-		hot(300000000ULL);
+		hot(!strcmp(mode, "monitor-wide") ? 300000000ULL :
+						     200000000ULL);
 		monitor(NULL, NULL, NULL, 0, 0);
 		return 0;
 	}

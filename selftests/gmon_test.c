@@ -567,7 +567,8 @@ static int subject_child(const struct run *r)
  * A forked child whose copy of the profile the limit cannot pin as well
  * (514 KiB twice in 1 MiB) lays it out again at the next coarser
  * histogram, which fits besides its parent's, says so in one line, and
- * its file has its own samples; the parent's profile goes on.
+ * its file has its own samples and its parent's before the fork, folded
+ * (0.1 s of hot()); the parent's profile goes on.
  */
 TEST_F(gmon, a_forked_child_past_rlimit_memlock_gets_a_coarser_histogram)
 {
@@ -596,12 +597,48 @@ TEST_F(gmon, a_forked_child_past_rlimit_memlock_gets_a_coarser_histogram)
 			   0.3))
 		TH_LOG("child_hot: %llu samples",
 		       (unsigned long long)gmon_samples(&self->g, child_hot));
+	EXPECT_TRUE(within(gmon_samples(&self->g, hot), 0.1 * self->hz, 0.3))
+		TH_LOG("hot: %llu samples",
+		       (unsigned long long)gmon_samples(&self->g, hot));
 	gmon_free(&self->g);
 	LOAD("gmon.out");
 	EXPECT_EQ((64 << 20) / 256, self->g.nbins);
 	EXPECT_TRUE(within(gmon_samples(&self->g, hot), 0.3 * self->hz, 0.15))
 		TH_LOG("hot: %llu samples",
 		       (unsigned long long)gmon_samples(&self->g, hot));
+}
+
+/*
+ * A limit that pins the parent's profile and not a page more (516 KiB,
+ * the 129 pages of its layout at 256 bytes a bin): the child's refit finds
+ * no layout that fits, keeps its copy as it was, and its file has its
+ * calls and its parent's samples up to the fork, none of its own, as a
+ * line at its exit says.
+ */
+TEST_F(gmon, a_forked_child_with_no_room_at_all_says_it_has_no_samples)
+{
+	struct fn child_hot;
+	int child;
+
+	gmon_helper(self->bin, sizeof(self->bin), "gmon_monitor");
+	child_hot = elf_fn(self->bin, "child_hot");
+	ASSERT_EQ(0, memlock_limit(516));
+	ASSERT_EQ(0, run_subject(&self->r, self->bin, "monitor-fork", NULL));
+	child = subject_child(&self->r);
+	ASSERT_LT(0, child);
+	EXPECT_NE(NULL, strstr(self->r.stderr_text,
+			       "a bin per 256 bytes of text, not 4"))
+		TH_LOG("%s", self->r.stderr_text);
+	snprintf(self->path, sizeof(self->path),
+		 "no samples of this forked child (RLIMIT_MEMLOCK, 516 KiB, cannot pin 514 KiB more): gmon.out.%d has its calls",
+		 child);
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, self->path))
+		TH_LOG("%s", self->r.stderr_text);
+	EXPECT_EQ(NULL, strstr(self->r.stderr_text, "no room"));
+	snprintf(self->path, sizeof(self->path), "gmon.out.%d", child);
+	LOAD(self->path);
+	EXPECT_EQ((64 << 20) / 256, self->g.nbins);
+	EXPECT_EQ(0, gmon_samples(&self->g, child_hot));
 }
 
 /*
