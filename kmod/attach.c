@@ -46,6 +46,7 @@
  * exit looks at its own process's attachments, not at every one.  The
  * tick takes no lock.
  */
+#include <linux/bsearch.h>
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -129,7 +130,8 @@ static bool profil_same_cred(const struct cred *a, const struct cred *b)
 		       sizeof(a->cap_effective));
 }
 
-static int profil_cred_cmp(const void *a, const void *b)
+/* Credentials by address: sort() at attach, bsearch from the tick. */
+static notrace int profil_cred_cmp(const void *a, const void *b)
 {
 	unsigned long x = (unsigned long)*(const struct cred * const *)a;
 	unsigned long y = (unsigned long)*(const struct cred * const *)b;
@@ -190,20 +192,9 @@ static notrace bool
 profil_attach_cred_known(const struct profil_attachment *att,
 			 const struct cred *c)
 {
-	unsigned int lo = 0, hi = att->nr_creds, mid;
-
-	if (c == att->cred)
-		return true;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (att->creds[mid] == c)
-			return true;
-		if ((unsigned long)att->creds[mid] < (unsigned long)c)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	return c == att->cred ||
+	       __inline_bsearch(&c, att->creds, att->nr_creds,
+				sizeof(*att->creds), profil_cred_cmp);
 }
 
 /**
