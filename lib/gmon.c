@@ -104,9 +104,6 @@ static struct {
 	char child_name[NAME_MAX + 1];
 	size_t want_arcs;		/* monitor()'s nfunc, or 0 */
 	int said_unwritable;		/* said so at the start */
-	int child_refits;		/* RLIMIT_MEMLOCK pins no second */
-					/* copy: a forked child re-lays */
-					/* its profile out (gmon_forked()) */
 	unsigned int refit_from;	/* its bin size before, said at */
 	size_t refit_size;		/* exit; the image's size before */
 } gmon = { .dirfd = -1 };
@@ -630,6 +627,15 @@ static struct profil_output_ctl *gmon_place(char *base, unsigned int per_bin)
 	return ctl;
 }
 
+/* The header's histogram range, from @lowpc to its last bin's end. */
+static void gmon_range(uintptr_t lowpc)
+{
+	gmon.hdr->lowpc = lowpc;
+	gmon.hdr->highpc = lowpc + (gmon.head_size -
+		sizeof(struct gmon_hdr)) / 2 * gmon.text_per_bin;
+	gmon.hdr->ncnt = gmon.head_size;
+}
+
 /* RLIMIT_MEMLOCK in KiB, for a message; -1 if unlimited. */
 static long long gmon_memlock_kib(void)
 {
@@ -717,10 +723,7 @@ gmon_relayout(char *base, unsigned int per_bin, const struct gmon_hdr *old,
 	       nr * sizeof(struct gmon_arc));
 	ctl->nr_recs = nr;
 	ctl->enable = old_ctl->enable;
-	gmon.hdr->lowpc = old->lowpc;
-	gmon.hdr->highpc = old->lowpc + (gmon.head_size -
-		sizeof(struct gmon_hdr)) / 2 * per_bin;
-	gmon.hdr->ncnt = gmon.head_size;
+	gmon_range(old->lowpc);
 	gmon.hdr->dropped = old->dropped;
 	return ctl;
 }
@@ -743,7 +746,7 @@ static void gmon_child_refit(void)
 	struct profil_output_ctl *old_ctl = gmon.ctl, *ctl = NULL;
 	struct gmon_hdr *old = gmon.hdr;
 	size_t old_head = gmon.head_size, old_image = gmon.image_size;
-	size_t old_pad = gmon.pad;
+	size_t old_pad = gmon.pad, len = 64 + old_image;
 	unsigned int per_bin, old_per = gmon.text_per_bin;
 	sigset_t all, was;
 	char *base;
@@ -752,14 +755,14 @@ static void gmon_child_refit(void)
 	    st.stop_reason != PROFIL_STOP_INHERIT ||
 	    st.inherit_error != -ENOMEM)
 		return;
-	base = mmap(NULL, 64 + old_image, PROT_READ | PROT_WRITE,
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (base == MAP_FAILED)
 		return;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &was);
 	for (per_bin = old_per * 2; per_bin <= GMON_COARSEST; per_bin *= 2) {
-		memset(base, 0, 64 + old_image);
+		memset(base, 0, len);
 		ctl = gmon_relayout(base, per_bin, old, old_ctl, old_head,
 				    old_per);
 		if (!gmon_arm(ctl, old->profrate, gmon.child_name,
@@ -774,19 +777,17 @@ static void gmon_child_refit(void)
 		gmon.arcs = (struct gmon_arc *)((char *)gmon.hdr +
 						gmon.head_size);
 		__atomic_store_n(&gmon.ctl, ctl, __ATOMIC_RELEASE);
+		gmon.refit_from = old_per;
+		gmon.refit_size = old_image;
 	} else {
 		gmon.hdr = old;
 		gmon.head_size = old_head;
 		gmon.image_size = old_image;
 		gmon.pad = old_pad;
 		gmon.text_per_bin = old_per;
-		munmap(base, 64 + old_image);
+		munmap(base, len);
 	}
 	pthread_sigmask(SIG_SETMASK, &was, NULL);
-	if (ctl) {
-		gmon.refit_from = old_per;
-		gmon.refit_size = old_image;
-	}
 }
 
 /*
@@ -801,15 +802,15 @@ static void gmon_say_refit(void)
 }
 
 /*
- * pthread_atfork()'s child handler: only where a child's copy of the
- * profile cannot be pinned besides its parent's (gmon.child_refits), so
- * that other forks, fork + exec above all, stay as cheap as without it.
+ * pthread_atfork()'s child handler, registered only where a child's copy
+ * of the profile cannot be pinned besides its parent's
+ * (gmon_no_room_for_a_child()), so that other forks, fork + exec above
+ * all, stay as cheap as without it.
  */
 static void gmon_forked(void)
 {
 	gmon.refit_from = 0;	/* a refitted parent's is not ours */
-	if (__atomic_load_n(&gmon.state, __ATOMIC_ACQUIRE) == GMON_ON &&
-	    gmon.child_refits)
+	if (__atomic_load_n(&gmon.state, __ATOMIC_ACQUIRE) == GMON_ON)
 		gmon_child_refit();
 }
 
@@ -874,16 +875,10 @@ void __monstartup(unsigned long lowpc, unsigned long highpc)
 	gmon_check_dir();
 
 	ctl = gmon_arm_fitting(base, gmon_rate());
-	/* The histogram's range: the text, up to its last bin's end. */
-	gmon.hdr->lowpc = lowpc - gmon.bias;
-	gmon.hdr->highpc = gmon.hdr->lowpc + (gmon.head_size -
-		sizeof(struct gmon_hdr)) / 2 * gmon.text_per_bin;
-	gmon.hdr->ncnt = gmon.head_size;
+	gmon_range(lowpc - gmon.bias);
 	gmon.arcs = (struct gmon_arc *)((char *)gmon.hdr + gmon.head_size);
-	if (gmon.kernel && gmon_no_room_for_a_child()) {
-		gmon.child_refits = 1;
+	if (gmon.kernel && gmon_no_room_for_a_child())
 		pthread_atfork(NULL, NULL, gmon_forked);
-	}
 	/* mcount starts here. */
 	__atomic_store_n(&gmon.ctl, ctl, __ATOMIC_RELEASE);
 	__atomic_store_n(&gmon.state, GMON_ON, __ATOMIC_RELEASE);

@@ -237,19 +237,26 @@ FIXTURE_TEARDOWN(attach)
 #define ATTACH_TEST(name) TEST_F_TIMEOUT(attach, name, 180)
 
 /*
- * Start a target running @fn, attach to it, let it go and reap it: it
- * exits with @status, its spin_a counted at its CPU time.
+ * Let the attached target go and reap it: it exits with @status, its
+ * spin_a counted at its CPU time.
  */
-static void run_attached(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(attach) *self, target_fn fn, int status)
+static void reap_attached(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(attach) *self, int status)
 {
-	ASSERT_EQ(0, start_target(self, fn));
-	attach_target(_metadata, self);
 	target_go(self);
 	EXPECT_EQ(status, wait_status(self->pid));
 	self->pid = -1;
 	EXPECT_SAMPLES_NEAR(loop_bins(self->bins, spin_a), self->rep->cpu_a,
 			    RATE);
+}
+
+/* Start a target running @fn, attach to it, and reap_attached(). */
+static void run_attached(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(attach) *self, target_fn fn, int status)
+{
+	ASSERT_EQ(0, start_target(self, fn));
+	attach_target(_metadata, self);
+	reap_attached(_metadata, self, status);
 }
 
 static void *spin_b_thread(void *arg)
@@ -507,11 +514,7 @@ ATTACH_TEST(threads_with_the_same_credentials_of_their_own_are_counted)
 	target_output(self, line, sizeof("ready\n"));
 	ASSERT_STREQ("ready\n", line);
 	attach_target(_metadata, self);
-	target_go(self);
-	EXPECT_EQ(STATUS, wait_status(self->pid));
-	self->pid = -1;
-	EXPECT_SAMPLES_NEAR(loop_bins(self->bins, spin_a), self->rep->cpu_a,
-			    RATE);
+	reap_attached(_metadata, self, STATUS);
 	EXPECT_SAMPLES_NEAR(loop_bins(self->bins, spin_b), self->rep->cpu_b,
 			    RATE);
 	st = attach_stats(self->dev);

@@ -554,13 +554,25 @@ TEST_F(gmon, a_profile_past_rlimit_memlock_gets_a_coarser_histogram)
 		       (unsigned long long)gmon_samples(&self->g, hot));
 }
 
-/* The pid after "child " in the subject's output, or -1. */
-static int subject_child(const struct run *r)
+/*
+ * gmon_monitor in @mode (monitor-fork...) held to RLIMIT_MEMLOCK @kib:
+ * the pid of its forked child, from its output.
+ */
+static int run_forked(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(gmon) *self, unsigned long kib,
+		      const char *mode)
 {
-	const char *p = strstr(r->stdout_text, "child ");
-	int child;
+	const char *p;
+	int child = -1;
 
-	return p && sscanf(p, "child %d", &child) == 1 ? child : -1;
+	gmon_helper(self->bin, sizeof(self->bin), "gmon_monitor");
+	ASSERT_EQ(0, memlock_limit(kib));
+	ASSERT_EQ(0, run_subject(&self->r, self->bin, mode, NULL));
+	TH_LOG("%s", self->r.stdout_text);
+	p = strstr(self->r.stdout_text, "child ");
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(1, sscanf(p, "child %d", &child));
+	return child;
 }
 
 /*
@@ -577,14 +589,9 @@ TEST_F(gmon, a_forked_child_past_rlimit_memlock_gets_a_coarser_histogram)
 	const char *own;
 	int child;
 
-	gmon_helper(self->bin, sizeof(self->bin), "gmon_monitor");
+	child = run_forked(_metadata, self, 1024, "monitor-fork");
 	hot = elf_fn(self->bin, "hot");
 	child_hot = elf_fn(self->bin, "child_hot");
-	ASSERT_EQ(0, memlock_limit(1024));
-	ASSERT_EQ(0, run_subject(&self->r, self->bin, "monitor-fork", NULL));
-	TH_LOG("%s", self->r.stdout_text);
-	child = subject_child(&self->r);
-	ASSERT_LT(0, child);
 	snprintf(self->path, sizeof(self->path),
 		 "forked child %d: RLIMIT_MEMLOCK (1024 KiB) has no room for a second copy of the profile (514 KiB): a bin per 512 bytes of text, not 256 (",
 		 child);
@@ -630,12 +637,8 @@ TEST_F(gmon, a_forked_child_with_no_room_at_all_says_it_has_no_samples)
 	struct fn child_hot;
 	int child;
 
-	gmon_helper(self->bin, sizeof(self->bin), "gmon_monitor");
+	child = run_forked(_metadata, self, 516, "monitor-fork");
 	child_hot = elf_fn(self->bin, "child_hot");
-	ASSERT_EQ(0, memlock_limit(516));
-	ASSERT_EQ(0, run_subject(&self->r, self->bin, "monitor-fork", NULL));
-	child = subject_child(&self->r);
-	ASSERT_LT(0, child);
 	EXPECT_NE(NULL, strstr(self->r.stderr_text,
 			       "a bin per 256 bytes of text, not 4"))
 		TH_LOG("%s", self->r.stderr_text);
@@ -661,12 +664,7 @@ TEST_F(gmon, a_forked_child_past_rlimit_memlock_that_execs_leaves_no_file)
 {
 	int child;
 
-	gmon_helper(self->bin, sizeof(self->bin), "gmon_monitor");
-	ASSERT_EQ(0, memlock_limit(1024));
-	ASSERT_EQ(0, run_subject(&self->r, self->bin, "monitor-fork-exec",
-				 NULL));
-	child = subject_child(&self->r);
-	ASSERT_LT(0, child);
+	child = run_forked(_metadata, self, 1024, "monitor-fork-exec");
 	EXPECT_NE(NULL, strstr(self->r.stdout_text, "stats: state 1 "))
 		TH_LOG("%s", self->r.stdout_text);
 	EXPECT_NE(NULL, strstr(self->r.stdout_text, " stop 0 "))
