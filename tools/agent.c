@@ -145,6 +145,7 @@ static struct {
 	struct agent_layout layout;	/* of image */
 	unsigned int arms;
 	int ending;			/* the program is exiting */
+	struct link_map *main;		/* the program's own object */
 	int no_pclog;			/* the module refused PROFIL_REGION_PCLOG */
 	int whole;			/* armed over every object once */
 	uint64_t armed_seen;		/* profil_stats.armed after our arm */
@@ -942,8 +943,10 @@ AGENT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid,
 		agent.objs[agent.nr_objs++].map = map;
 		agent.changed = 1;
 	}
-	if (agent.nr_objs == 1 && !agent.arms)
+	if (agent.nr_objs == 1 && !agent.arms) {
+		agent.main = map;
 		agent_arm_startup(map);
+	}
 	pthread_mutex_unlock(&agent.lock);
 	return 0;
 }
@@ -955,6 +958,14 @@ AGENT_API unsigned int la_objclose(uintptr_t *cookie)
 	if (agent.left)
 		return 0;
 	pthread_mutex_lock(&agent.lock);
+	/*
+	 * Only the exit closes the program itself (_dl_fini(), the program
+	 * first): what the exit closes after it is worth no new arm.  One
+	 * would leave a file of the vDSO alone, whose PCs of the exit no
+	 * other arm of the image could name.
+	 */
+	if ((struct link_map *)*cookie == agent.main)
+		agent.ending = 1;
 	for (i = 0; i < agent.nr_objs; i++) {
 		if ((uintptr_t)agent.objs[i].map != *cookie)
 			continue;
