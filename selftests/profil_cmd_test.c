@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <zlib.h>
@@ -227,6 +228,22 @@ static int main_pid(const struct prof *p)
 	return pid;
 }
 
+/* Profile files of process @pid, from its header line; -1 if none. */
+static int files_of(const struct prof *p, int pid)
+{
+	char key[32];
+	const char *h, *end;
+	int n = -1;
+
+	snprintf(key, sizeof(key), "# pid %d ", pid);
+	h = strstr(p->header, key);
+	end = h ? strchr(h, '\n') : NULL;
+	h = h ? strstr(h, "; profile files: ") : NULL;
+	if (h && h < end)
+		sscanf(h, "; profile files: %d", &n);
+	return n;
+}
+
 /* A process in the rows other than @pid and "all", in @cpid ("" if none). */
 static void other_proc(const struct prof *p, const char *pid, char cpid[16])
 {
@@ -333,6 +350,14 @@ TEST_F(cmd, split_50_30_20_one_function_in_a_library)
 		TH_LOG("%s", self->p.header);
 	EXPECT_EQ(1000, rate);
 	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
+	/*
+	 * Two arms, two files: the start's (the program and the linker) and
+	 * the one over every object.  The exit's closing of the objects arms
+	 * nothing: an arm over what it leaves (the vDSO) would be a third
+	 * file, and the exit's PCs in it no other arm could name.
+	 */
+	EXPECT_EQ(2, files_of(&self->p, main_pid(&self->p)))
+		TH_LOG("%s", self->p.header);
 }
 
 /* rm -r @dir, a record's directory. */
@@ -799,22 +824,6 @@ TEST_F(cmd, plugin_opened_by_a_relative_name)
 TEST_F(cmd, plugin_closed_and_opened_again)
 {
 	plughost(_metadata, self, "dlclose");
-}
-
-/* Profile files of process @pid, from its header line; -1 if none. */
-static int files_of(const struct prof *p, int pid)
-{
-	char key[32];
-	const char *h, *end;
-	int n = -1;
-
-	snprintf(key, sizeof(key), "# pid %d ", pid);
-	h = strstr(p->header, key);
-	end = h ? strchr(h, '\n') : NULL;
-	h = h ? strstr(h, "; profile files: ") : NULL;
-	if (h && h < end)
-		sscanf(h, "; profile files: %d", &n);
-	return n;
 }
 
 /*
@@ -2515,18 +2524,48 @@ static int attach_refused(FIXTURE_DATA(cmd) *self, const char *pid,
 	return run_finish(&self->r);
 }
 
+/* A thread that says its ID on fds[0][1], then waits for EOF on fds[1][0]. */
+static void *thread_saying_its_id(void *arg)
+{
+	int (*fds)[2] = arg;
+	pid_t tid = gettid();
+	char c;
+
+	if (write(fds[0][1], &tid, sizeof(tid)) == sizeof(tid))
+		while (read(fds[1][0], &c, 1) > 0)
+			;
+	return NULL;
+}
+
 /*
  * What profil -p refuses, exit status 125 and why: a process that is
- * gone, one the user may not ptrace (init, for a user), a PID that is not
- * one, a command or --children with -p, --duration without it.
+ * gone, one the user may not ptrace (init, for a user), a thread's ID (a
+ * pidfd names processes), a PID that is not one, a command or --children
+ * with -p, --duration without it.
  */
 TEST_F(cmd, attach_refusals_say_why)
 {
 	char num[16], bin[4096];
 	const char *argv[] = { self->profil, "--duration", "1", "--", bin,
 			       "twenty", NULL };
-	pid_t gone = fork();
+	int fds[2][2];
+	pthread_t th;
+	pid_t tid, gone;
 
+	ASSERT_EQ(0, pipe(fds[0]));
+	ASSERT_EQ(0, pipe(fds[1]));
+	ASSERT_EQ(0, pthread_create(&th, NULL, thread_saying_its_id, fds));
+	ASSERT_EQ(sizeof(tid), read(fds[0][0], &tid, sizeof(tid)));
+	snprintf(num, sizeof(num), "%d", (int)tid);
+	EXPECT_EQ(125 << 8, attach_refused(self, num, NULL));
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, "is a thread's ID"))
+		TH_LOG("%s", self->r.stderr_text);
+	close(fds[1][1]);
+	pthread_join(th, NULL);
+	close(fds[1][0]);
+	close(fds[0][0]);
+	close(fds[0][1]);
+	gone = fork();
 	ASSERT_LE(0, gone);
 	if (!gone)
 		_exit(0);

@@ -10,7 +10,9 @@
  * Permission is ptrace's: profil opens /proc/PID/mem, whose open runs the
  * kernel's ptrace access check, and hands the fd to the kernel, which
  * checks that it is the target's memory now (a PID reused meanwhile is
- * refused).  The objects are the ELF files /proc/PID/maps maps
+ * refused).  The process is held by a pidfd from the start: what profil
+ * read of /proc/PID is the target's only while the pidfd still names a
+ * process that is not reaped (attach_same()).  The objects are the ELF files /proc/PID/maps maps
  * executable, each read here for its load bias and build-ID; other code
  * (a JIT's, a memfd's, a file deleted) counts in the PC log.  The maps are read
  * again every ATTACH_MAPS_MS: when the process has mapped code since (a
@@ -31,6 +33,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -62,6 +65,7 @@ struct attach_seg {
 
 struct attach_target {
 	pid_t pid;
+	int pidfd;			/* the process, since profil started */
 	char exe[PATH_MAX];
 	int root;			/* /proc/PID/root, O_PATH, while read */
 	struct attach_seg *segs;
@@ -432,6 +436,21 @@ static void attach_target_free(struct attach_target *t)
 	t->nr_segs = t->cap = 0;
 }
 
+/*
+ * 0 while @t's process is not reaped, so that its PID is not another's
+ * and what /proc/PID gave since its pidfd was opened was its own (or
+ * there is no pidfd: the kernel's check of the mem fd alone); -1 and
+ * ESRCH once it is.  EPERM (a signal it may not be sent) says it is there.
+ */
+static int attach_same(const struct attach_target *t)
+{
+	if (t->pidfd < 0 || !pidfd_send_signal(t->pidfd, 0, NULL, 0) ||
+	    errno == EPERM)
+		return 0;
+	errno = ESRCH;
+	return -1;
+}
+
 /* Seconds of CLOCK_MONOTONIC since @t0. */
 static double attach_since(const struct timespec *t0)
 {
@@ -454,6 +473,7 @@ static int attach_wait(struct attach_run *run, const struct attach_target *t,
 		       volatile sig_atomic_t *stop, const struct timespec *t0,
 		       double duration)
 {
+	struct pollfd gone = { .fd = t->pidfd, .events = POLLIN };
 	unsigned int polls = 0;
 	int grew = 0, ended = 0;
 
@@ -467,11 +487,14 @@ static int attach_wait(struct attach_run *run, const struct attach_target *t,
 			break;
 		if (grow && ++polls % (ATTACH_MAPS_MS / ATTACH_POLL_MS) == 0) {
 			attach_target_free(grown);
-			grew = !attach_read_maps(grown, t) && attach_grew(t, grown);
+			grew = !attach_read_maps(grown, t) &&
+			       !attach_same(t) && attach_grew(t, grown);
 			if (grew)
 				break;
 		}
-		poll(NULL, 0, ATTACH_POLL_MS);
+		/* Its exit ends the wait at once (the pidfd is readable). */
+		if (poll(&gone, t->pidfd >= 0, ATTACH_POLL_MS) > 0)
+			break;
 	}
 	if (!ended) {
 		ioctl(run->fd, PROFIL_IOC_OFF);
@@ -665,25 +688,28 @@ static void attach_ended(pid_t pid, const struct profil_stats *st)
 
 int attach_profile(const struct attach_opts *o, struct report *r)
 {
-	struct attach_target t = { .pid = o->pid }, grown = { .pid = o->pid };
+	struct attach_target t = { .pid = o->pid }, grown;
 	struct attach_run run = { .fd = -1 }, next;
 	uint64_t lost[2] = { 0, 0 };
 	unsigned int again = 0;
 	struct timespec t0;
 	char path[64];
-	int mem_fd, ret = 0;
+	int mem_fd = -1, ret = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)o->pid);
-	mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (mem_fd < 0 || attach_read_maps(&t, NULL) ||
-	    attach_start(&t, mem_fd, o->rate, &run)) {
-		fprintf(stderr, "profil: pid %d: %s\n", (int)o->pid,
-			attach_why(errno));
-		if (mem_fd >= 0)
-			close(mem_fd);
-		attach_target_free(&t);
+	t.pidfd = pidfd_open(o->pid, 0);
+	if (t.pidfd < 0 && errno == EINVAL) {
+		fprintf(stderr, "profil: %d is a thread's ID, not a process's: -p takes its process's (Tgid in /proc/%d/status)\n",
+			(int)o->pid, (int)o->pid);
 		return -1;
 	}
+	if (t.pidfd < 0 && errno != ENOSYS)
+		goto fail;
+	grown = (struct attach_target){ .pid = o->pid, .pidfd = t.pidfd };
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)o->pid);
+	mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (mem_fd < 0 || attach_read_maps(&t, NULL) || attach_same(&t) ||
+	    attach_start(&t, mem_fd, o->rate, &run))
+		goto fail;
 	r->main_pid = o->pid;
 	r->rate = run.rate;
 	r->exe = t.exe[0] ? strdup(t.exe) : NULL;
@@ -711,16 +737,27 @@ int attach_profile(const struct attach_opts *o, struct report *r)
 		ret |= attach_keep(r, &t, &run, lost);
 		attach_target_free(&t);
 		t = grown;
-		grown = (struct attach_target){ .pid = o->pid };
+		grown = (struct attach_target){ .pid = o->pid, .pidfd = t.pidfd };
 		run = next;
 	}
 	attach_ended(o->pid, &run.stats);
 	ret |= attach_keep(r, &t, &run, lost);
 	close(mem_fd);
+	if (t.pidfd >= 0)
+		close(t.pidfd);
 	attach_target_free(&t);
 	attach_target_free(&grown);
 	if (ret)
 		fprintf(stderr, "profil: %s\n", strerror(ENOMEM));
 	report_objects(r);
 	return r->nr_files ? 0 : -1;
+
+fail:
+	fprintf(stderr, "profil: pid %d: %s\n", (int)o->pid, attach_why(errno));
+	if (mem_fd >= 0)
+		close(mem_fd);
+	if (t.pidfd >= 0)
+		close(t.pidfd);
+	attach_target_free(&t);
+	return -1;
 }
