@@ -31,6 +31,12 @@
  *			has attached), split for ms of CPU (2000), "done",
  *			exit status 0
  *	attached_dlopen [ms]	the same, with dlopen's work for ms of CPU
+ *	untouched	"ready" on stdout once it summed its memory, then
+ *			fifty() until SIGUSR1 comes,
+ *			writing nothing but its stack; then "memory untouched"
+ *			when its writable memory but the stack (and the rseq
+ *			area the kernel writes) is as it was before, "memory
+ *			changed" when it is not
  *	sigint		"SIGINT ignored" or "SIGINT default" on stdout: the
  *			disposition it was started with
  *	waitkill	a forked child runs twenty 300 ms and is waited for,
@@ -48,6 +54,7 @@
 #define _GNU_SOURCE
 #include <alloca.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <iconv.h>
 #include <pthread.h>
 #include <sched.h>
@@ -59,6 +66,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -276,6 +284,94 @@ static int attached(unsigned int ms, int dl)
 		work(5, 3, 2, ms);
 	}
 	printf("done\n");
+	return 0;
+}
+
+/* FNV-1a of @len bytes at @p into @h. */
+static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t len)
+{
+	while (len--)
+		h = (h ^ *p++) * 0x100000001b3ULL;
+	return h;
+}
+
+/*
+ * A sum of this process's writable mappings but the stack, and but the
+ * rseq area, which the kernel writes when the thread moves; read with
+ * system calls alone, so that the sum writes nothing but the stack.
+ */
+static uint64_t writable_sum(void)
+{
+	char maps[32768], *line, *end;
+	const char *rseq = (const char *)__builtin_thread_pointer() + __rseq_offset;
+	size_t rseq_len = __rseq_size > 32 ? __rseq_size : 32, n = 0;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	unsigned long lo, hi;
+	ssize_t got;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	while (n < sizeof(maps) - 1 &&
+	       (got = read(fd, maps + n, sizeof(maps) - 1 - n)) > 0)
+		n += got;
+	close(fd);
+	maps[n] = '\0';
+	for (line = maps; *line; line = end + 1) {
+		char perms[5];
+
+		end = strchr(line, '\n');
+		if (!end)
+			break;
+		*end = '\0';
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 ||
+		    perms[0] != 'r' || perms[1] != 'w' ||
+		    strstr(line, "[stack]"))
+			continue;
+		if (rseq >= (char *)lo && rseq + rseq_len <= (char *)hi) {
+			h = fnv1a(h, (void *)lo, rseq - (char *)lo);
+			lo = (unsigned long)(rseq + rseq_len);
+		}
+		h = fnv1a(h, (void *)lo, hi - lo);
+	}
+	return h;
+}
+
+/* Whether SIGUSR1 (blocked) is pending. */
+static int usr1_pending(void)
+{
+	sigset_t pending;
+
+	return !sigpending(&pending) && sigismember(&pending, SIGUSR1) == 1;
+}
+
+/*
+ * profil -p's attach, samples and detach while fifty() runs, between two
+ * sums of the process's writable memory: nothing of it changed.  A round
+ * of everything first, so that the linker's lazy binding of what it calls
+ * (which writes the GOT and the linker's data) is done before.
+ */
+static int untouched(void)
+{
+	uint64_t before;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	fifty(cmd_cpu_ns() + 1000000);
+	usr1_pending();
+	writable_sum();
+	if (write(STDOUT_FILENO, "", 0))
+		return 1;
+	before = writable_sum();
+	/* Not stdio's: its buffer is in the heap. */
+	if (write(STDOUT_FILENO, "ready\n", 6) != 6)
+		return 1;
+	do
+		fifty(cmd_cpu_ns() + 10000000);
+	while (!usr1_pending());
+	printf("memory %s\n", writable_sum() == before ? "untouched" : "changed");
 	return 0;
 }
 
@@ -508,6 +604,8 @@ int main(int argc, char **argv)
 		return attached(argc > 2 ? atoi(argv[2]) : 2000, 0);
 	else if (!strcmp(mode, "attached_dlopen"))
 		return attached(argc > 2 ? atoi(argv[2]) : 2000, 1);
+	else if (!strcmp(mode, "untouched"))
+		return untouched();
 	else if (!strcmp(mode, "sigint"))
 		return sigint_disposition();
 	else if (!strcmp(mode, "daemon"))

@@ -2382,6 +2382,30 @@ TEST_F_TIMEOUT(cmd, attach_gives_the_split_of_a_running_program, 120)
 }
 
 /*
+ * profil -p for a second of a program that sums its writable memory (its
+ * stack aside), says it is ready, then runs fifty() until SIGUSR1 comes
+ * and sums again: the attach, the samples and the detach, all in between,
+ * changed nothing in it; and its second is in its profile, fifty() on top.
+ */
+TEST_F_TIMEOUT(cmd, attach_leaves_the_target_s_memory_untouched, 120)
+{
+	const char *duration[] = { "--duration", "1", NULL };
+	char said[512];
+	struct run t;
+
+	ASSERT_EQ(0, target_start(self, &t, "untouched", NULL, NULL));
+	profil_p_start(_metadata, self, t.pid, duration, said, sizeof(said));
+	EXPECT_NE(NULL, strstr(said, "attached to pid")) TH_LOG("%s", said);
+	EXPECT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.stderr_text);
+	EXPECT_EQ(0, kill(t.pid, SIGUSR1));
+	EXPECT_EQ(0, run_finish(&t));
+	EXPECT_STREQ("memory untouched\n", t.stdout_text);
+	LOAD();
+	ASSERT_NE(NULL, top_row(&self->p, "all"));
+	EXPECT_STREQ("fifty", top_row(&self->p, "all")->function);
+}
+
+/*
  * A library the process dlopen()s while attached: profil sees it in the
  * maps and attaches anew over it (a second profile file), and its
  * dl_work() is named, the PCs from before that too (100 ms of fifty(),
@@ -2559,6 +2583,9 @@ TEST_F(cmd, attach_refusals_say_why)
 	snprintf(num, sizeof(num), "%d", (int)tid);
 	EXPECT_EQ(125 << 8, attach_refused(self, num, NULL));
 	EXPECT_NE(NULL, strstr(self->r.stderr_text, "is a thread's ID"))
+		TH_LOG("%s", self->r.stderr_text);
+	snprintf(num, sizeof(num), ", %d\n", (int)getpid());
+	EXPECT_NE(NULL, strstr(self->r.stderr_text, num))
 		TH_LOG("%s", self->r.stderr_text);
 	close(fds[1][1]);
 	pthread_join(th, NULL);

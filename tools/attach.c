@@ -633,6 +633,26 @@ static char *attach_command(pid_t pid)
 	return buf;
 }
 
+/*
+ * The process of thread @tid (its Tgid in /proc/TID/status, which a
+ * thread that is not its process's first has too), or -1.
+ */
+static pid_t attach_tgid(pid_t tid)
+{
+	char path[64], line[256];
+	int tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tgid;
+}
+
 /* Why an attach failed, for the user. */
 static const char *attach_why(int err)
 {
@@ -695,13 +715,15 @@ int attach_profile(const struct attach_opts *o, struct report *r)
 	struct timespec t0;
 	char path[64];
 	int mem_fd = -1, ret = 0;
+	pid_t tgid;
 
-	t.pidfd = pidfd_open(o->pid, 0);
-	if (t.pidfd < 0 && errno == EINVAL) {
-		fprintf(stderr, "profil: %d is a thread's ID, not a process's: -p takes its process's (Tgid in /proc/%d/status)\n",
-			(int)o->pid, (int)o->pid);
+	tgid = attach_tgid(o->pid);
+	if (tgid > 0 && tgid != o->pid) {
+		fprintf(stderr, "profil: %d is a thread's ID, not a process's: -p takes its process's, %d\n",
+			(int)o->pid, (int)tgid);
 		return -1;
 	}
+	t.pidfd = pidfd_open(o->pid, 0);
 	if (t.pidfd < 0 && errno != ENOSYS)
 		goto fail;
 	grown = (struct attach_target){ .pid = o->pid, .pidfd = t.pidfd };
