@@ -32,11 +32,12 @@
  *			exit status 0
  *	attached_dlopen [ms]	the same, with dlopen's work for ms of CPU
  *	untouched	"ready" on stdout once it summed its memory, then
- *			fifty() until SIGUSR1 comes,
- *			writing nothing but its stack; then "memory untouched"
- *			when its writable memory but the stack (and the rseq
- *			area the kernel writes) is as it was before, "memory
- *			changed" when it is not
+ *			fifty() until SIGUSR1 comes, writing nothing but its
+ *			stack; then "memory untouched" when its mappings and
+ *			every byte of them (but the stack's, and the rseq
+ *			area's and vvar's, which the kernel writes) are as
+ *			they were, "memory changed" when they are not; exit
+ *			status 1 when it could not sum them
  *	sigint		"SIGINT ignored" or "SIGINT default" on stdout: the
  *			disposition it was started with
  *	waitkill	a forked child runs twenty 300 ms and is waited for,
@@ -296,27 +297,33 @@ static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t len)
 }
 
 /*
- * A sum of this process's writable mappings but the stack, and but the
- * rseq area, which the kernel writes when the thread moves; read with
- * system calls alone, so that the sum writes nothing but the stack.
+ * A sum of this process's memory, the list of its mappings and the bytes
+ * of every private one that can be read, but its stack, the rseq area
+ * the kernel writes when the thread moves and the vvar pages the kernel
+ * keeps the time in; read with system calls alone, so that the sum
+ * writes nothing but the stack.  0, or -1 when the list could not be
+ * read whole.
  */
-static uint64_t writable_sum(void)
+static int memory_sum(uint64_t *sum)
 {
 	char maps[32768], *line, *end;
 	const char *rseq = (const char *)__builtin_thread_pointer() + __rseq_offset;
 	size_t rseq_len = __rseq_size > 32 ? __rseq_size : 32, n = 0;
 	uint64_t h = 0xcbf29ce484222325ULL;
 	unsigned long lo, hi;
-	ssize_t got;
+	ssize_t got = 0;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return 0;
+		return -1;
 	while (n < sizeof(maps) - 1 &&
 	       (got = read(fd, maps + n, sizeof(maps) - 1 - n)) > 0)
 		n += got;
 	close(fd);
+	if (got)
+		return -1;		/* an error, or no room for the rest */
 	maps[n] = '\0';
+	h = fnv1a(h, (const unsigned char *)maps, n);
 	for (line = maps; *line; line = end + 1) {
 		char perms[5];
 
@@ -325,8 +332,8 @@ static uint64_t writable_sum(void)
 			break;
 		*end = '\0';
 		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 ||
-		    perms[0] != 'r' || perms[1] != 'w' ||
-		    strstr(line, "[stack]"))
+		    perms[0] != 'r' || perms[3] != 'p' ||
+		    strstr(line, "[stack]") || strstr(line, "[vvar"))
 			continue;
 		if (rseq >= (char *)lo && rseq + rseq_len <= (char *)hi) {
 			h = fnv1a(h, (void *)lo, rseq - (char *)lo);
@@ -334,7 +341,8 @@ static uint64_t writable_sum(void)
 		}
 		h = fnv1a(h, (void *)lo, hi - lo);
 	}
-	return h;
+	*sum = h;
+	return 0;
 }
 
 /* Whether SIGUSR1 (blocked) is pending. */
@@ -347,13 +355,13 @@ static int usr1_pending(void)
 
 /*
  * profil -p's attach, samples and detach while fifty() runs, between two
- * sums of the process's writable memory: nothing of it changed.  A round
+ * sums of the process's memory: nothing of it changed.  A round
  * of everything first, so that the linker's lazy binding of what it calls
  * (which writes the GOT and the linker's data) is done before.
  */
 static int untouched(void)
 {
-	uint64_t before;
+	uint64_t before, after;
 	sigset_t set;
 
 	sigemptyset(&set);
@@ -361,17 +369,18 @@ static int untouched(void)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	fifty(cmd_cpu_ns() + 1000000);
 	usr1_pending();
-	writable_sum();
-	if (write(STDOUT_FILENO, "", 0))
+	if (memory_sum(&before) || write(STDOUT_FILENO, "", 0) ||
+	    memory_sum(&before))
 		return 1;
-	before = writable_sum();
 	/* Not stdio's: its buffer is in the heap. */
 	if (write(STDOUT_FILENO, "ready\n", 6) != 6)
 		return 1;
 	do
 		fifty(cmd_cpu_ns() + 10000000);
 	while (!usr1_pending());
-	printf("memory %s\n", writable_sum() == before ? "untouched" : "changed");
+	if (memory_sum(&after))
+		return 1;
+	printf("memory %s\n", after == before ? "untouched" : "changed");
 	return 0;
 }
 

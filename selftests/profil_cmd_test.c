@@ -12,8 +12,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <zlib.h>
@@ -764,10 +764,12 @@ static void plugdir_remove(const struct plugdir *d)
  * cmd_plughost MODE under profil, from a directory of its own with its
  * plugin in plug/, where only its RUNPATH finds it (plugdir_make()): it
  * must load and say so exactly as alone, and dl_work() be where the time
- * went.
+ * went; in @files profile files: the start's arm, the one over every
+ * object, the plugin added to it, one more after a dlclose(), none at the
+ * exit (whose closing, a namespace of dlmopen()'s first, arms nothing).
  */
 static void plughost(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(cmd) *self, const char *mode)
+		     FIXTURE_DATA(cmd) *self, const char *mode, int files)
 {
 	const struct prow *top_fn;
 	unsigned long dl, all;
@@ -797,6 +799,8 @@ static void plughost(struct __test_metadata *_metadata,
 		EXPECT_LT(60.0, 100.0 * dl / (all ? all : 1));
 	}
 	TH_LOG("dl_work: %lu of %lu samples", dl, all);
+	EXPECT_EQ(files, files_of(&self->p, main_pid(&self->p)))
+		TH_LOG("%s", self->p.header);
 }
 
 /*
@@ -805,25 +809,25 @@ static void plughost(struct __test_metadata *_metadata,
  */
 TEST_F(cmd, plugin_found_through_the_hosts_runpath)
 {
-	plughost(_metadata, self, "dlopen");
+	plughost(_metadata, self, "dlopen", 2);
 }
 
 /* dlmopen(LM_ID_NEWLM): a namespace of its own, still profiled. */
 TEST_F(cmd, plugin_in_a_namespace_of_its_own)
 {
-	plughost(_metadata, self, "dlmopen");
+	plughost(_metadata, self, "dlmopen", 2);
 }
 
 /* Opened by a relative name, then a chdir(): still named, still found. */
 TEST_F(cmd, plugin_opened_by_a_relative_name)
 {
-	plughost(_metadata, self, "relative");
+	plughost(_metadata, self, "relative", 2);
 }
 
 /* dlclose() and a second dlopen(): both halves counted. */
 TEST_F(cmd, plugin_closed_and_opened_again)
 {
-	plughost(_metadata, self, "dlclose");
+	plughost(_metadata, self, "dlclose", 3);
 }
 
 /*

@@ -12,10 +12,12 @@
  * checks that it is the target's memory now (a PID reused meanwhile is
  * refused).  The process is held by a pidfd from the start: what profil
  * read of /proc/PID is the target's only while the pidfd still names a
- * process that is not reaped (attach_same()).  The objects are the ELF files /proc/PID/maps maps
- * executable, each read here for its load bias and build-ID; other code
- * (a JIT's, a memfd's, a file deleted) counts in the PC log.  The maps are read
- * again every ATTACH_MAPS_MS: when the process has mapped code since (a
+ * process that is not reaped (attach_same()).
+ *
+ * The objects are the ELF files /proc/PID/maps maps executable, each read
+ * here for its load bias and build-ID; other code (a JIT's, a memfd's, a
+ * file deleted) counts in the PC log.  The maps are read again every
+ * ATTACH_MAPS_MS: when the process has mapped code since (a
  * dlopen()), the attachment is replaced by one over all of it, as the
  * agent re-arms, each its own profile file, so that every sample is in
  * one; the code's PCs before that are in the first one's PC log, named
@@ -32,8 +34,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -439,15 +441,14 @@ static void attach_target_free(struct attach_target *t)
 /*
  * 0 while @t's process is not reaped, so that its PID is not another's
  * and what /proc/PID gave since its pidfd was opened was its own (or
- * there is no pidfd: the kernel's check of the mem fd alone); -1 and
- * ESRCH once it is.  EPERM (a signal it may not be sent) says it is there.
+ * there is no pidfd, or the check is refused, as by a seccomp filter:
+ * the kernel's check of the mem fd alone); -1 and ESRCH once it is.
  */
 static int attach_same(const struct attach_target *t)
 {
 	if (t->pidfd < 0 || !pidfd_send_signal(t->pidfd, 0, NULL, 0) ||
-	    errno == EPERM)
+	    errno != ESRCH)
 		return 0;
-	errno = ESRCH;
 	return -1;
 }
 
@@ -467,6 +468,9 @@ static double attach_since(const struct timespec *t0)
  * returned); then counting stopped, the stats as they end, and the
  * target's CPU time then (as last read while it was attached, if the
  * kernel ended it: another program's, or another process's, after).
+ * The target's exit, when its pidfd says so, is seen at once: the kernel
+ * ended the attachment before (PROFIL_STOP_EXIT), and the next round
+ * finds it so.
  */
 static int attach_wait(struct attach_run *run, const struct attach_target *t,
 		       struct attach_target *grown, int grow,
@@ -492,9 +496,9 @@ static int attach_wait(struct attach_run *run, const struct attach_target *t,
 			if (grew)
 				break;
 		}
-		/* Its exit ends the wait at once (the pidfd is readable). */
+		/* Readable once the process exited: polled no more. */
 		if (poll(&gone, t->pidfd >= 0, ATTACH_POLL_MS) > 0)
-			break;
+			gone.fd = -1;
 	}
 	if (!ended) {
 		ioctl(run->fd, PROFIL_IOC_OFF);
@@ -708,7 +712,8 @@ static void attach_ended(pid_t pid, const struct profil_stats *st)
 
 int attach_profile(const struct attach_opts *o, struct report *r)
 {
-	struct attach_target t = { .pid = o->pid }, grown;
+	struct attach_target t = { .pid = o->pid, .pidfd = -1 };
+	struct attach_target grown = { .pid = o->pid, .pidfd = -1 };
 	struct attach_run run = { .fd = -1 }, next;
 	uint64_t lost[2] = { 0, 0 };
 	unsigned int again = 0;
@@ -723,10 +728,11 @@ int attach_profile(const struct attach_opts *o, struct report *r)
 			(int)o->pid, (int)tgid);
 		return -1;
 	}
+	/* No pidfd but for a process gone: the kernel's check alone then. */
 	t.pidfd = pidfd_open(o->pid, 0);
-	if (t.pidfd < 0 && errno != ENOSYS)
+	if (t.pidfd < 0 && errno == ESRCH)
 		goto fail;
-	grown = (struct attach_target){ .pid = o->pid, .pidfd = t.pidfd };
+	grown.pidfd = t.pidfd;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)o->pid);
 	mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (mem_fd < 0 || attach_read_maps(&t, NULL) || attach_same(&t) ||
