@@ -358,6 +358,14 @@ TEST_F(cmd, split_50_30_20_one_function_in_a_library)
 	 */
 	EXPECT_EQ(2, files_of(&self->p, main_pid(&self->p)))
 		TH_LOG("%s", self->p.header);
+	/*
+	 * What it ran outside every object was profil's own work, its
+	 * agent's system calls when it armed, in the agent's own libc.
+	 */
+	EXPECT_NE(NULL, row_of(&self->p, "all", "[profil]"));
+	EXPECT_EQ(NULL, row_of(&self->p, "all", "[in no known code]"))
+		TH_LOG("%lu samples in no known code",
+		       samples_of(&self->p, "all", "[in no known code]"));
 }
 
 /* rm -r @dir, a record's directory. */

@@ -2071,4 +2071,73 @@ TEST(logged_pcs_named_from_another_arm_of_the_image)
 		free(f[i]);
 }
 
+/* The files report_load() takes of a record holding @h alone; -1: failed. */
+static int load_one(const struct profile_file_hdr *h)
+{
+	char dir[] = "/tmp/report_test.XXXXXX", path[64];
+	struct report r = { .format = FORMAT_TEXT };
+	int fd, n = -1;
+
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/p%d.1.prof", dir, (int)h->pid);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0 && write(fd, h, h->size) == (ssize_t)h->size &&
+	    !report_load(&r, dir))
+		n = r.nr_files;
+	if (fd >= 0)
+		close(fd);
+	report_free(&r);
+	unlink(path);
+	rmdir(dir);
+	return n;
+}
+
+#define SELF_A	0x7f1000000000ULL
+#define SELF_B	0x7f1000200000ULL
+
+/*
+ * A PC log's PCs in the agent's own code (the header's self ranges, its
+ * link namespace's text) are profil's work, "[profil]", not code in no
+ * known place; the header counts the rest alone as in no known code.  10
+ * samples, 5 PCs kept, each for 2: 3 in the ranges (their first and last
+ * bytes), 2 outside (the byte past the first, and elsewhere).
+ */
+TEST(logged_pcs_in_the_agent_s_own_code_are_profil_s_work)
+{
+	static const uint64_t pcs[] = { SELF_A, SELF_A + 0xfff, SELF_B + 0x80,
+					SELF_A + 0x1000, 0x7f0000009000ULL };
+	struct report r = { .format = FORMAT_TEXT, .percent_limit_set = 1 };
+	struct profile_file_hdr *f = make_pclog(getpid(), 6, 10, pcs, 5);
+	struct text_row rows[16], hidden;
+	const struct text_row *w;
+	char map[64], *text;
+	int n;
+
+	ASSERT_NE(NULL, f);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", getpid());
+	unlink(map);
+	f->nr_self = 2;
+	f->self[0][0] = SELF_A;
+	f->self[0][1] = SELF_A + 0x1000;
+	f->self[1][0] = SELF_B;
+	f->self[1][1] = SELF_B + 0x100;
+	text = run_report(&r, &f, 1);
+	n = text_rows(text, rows, 16, &hidden);
+	w = row_named(rows, n, "[profil]");
+	ASSERT_NE(NULL, w) TH_LOG("%s", text);
+	EXPECT_EQ(6, w->samples);
+	w = row_named(rows, n, "[in");
+	ASSERT_NE(NULL, w) TH_LOG("%s", text);
+	EXPECT_EQ(4, w->samples);
+	EXPECT_NE(NULL, strstr(text, "; 4 in no known code")) TH_LOG("%s", text);
+	free(text);
+	/* Read from a record: whole, it is loaded; with more ranges than
+	 * the header holds, it is not a file of this build. */
+	EXPECT_EQ(1, load_one(f));
+	f->nr_self = PROFILE_SELF_MAX + 1;
+	EXPECT_EQ(0, load_one(f));
+	free(f);
+}
+
 TEST_HARNESS_MAIN

@@ -143,6 +143,13 @@ static struct {
 	unsigned int nr_segs;
 	struct profil_region regions[PROFIL_MAX_REGIONS];
 	struct agent_layout layout;	/* of image */
+	/*
+	 * The agent's own code (agent_self()), which every image's header
+	 * names: its system calls are PCs in no region, profil's work.
+	 */
+	uint64_t self[PROFILE_SELF_MAX][2];
+	unsigned int nr_self;
+	int self_read;
 	unsigned int arms;
 	int ending;			/* the program is exiting */
 	struct link_map *main;		/* the program's own object */
@@ -287,6 +294,46 @@ static int agent_collect_ldso(struct link_map *main)
 	return agent_add_segs((const void *)((const char *)eh + eh->e_phoff),
 			      eh->e_phnum, (uintptr_t)eh,
 			      agent.interp ?: "ld.so", PROFILE_REGION_LIB);
+}
+
+/*
+ * An executable segment of an object of the agent's namespace
+ * (dl_iterate_phdr() walks its caller's): the agent and its own libc, but
+ * not the linker and the vDSO, which the program shares and has regions
+ * for.
+ */
+static int agent_self_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	int i;
+
+	(void)size;
+	(void)arg;
+	if (info->dlpi_addr == getauxval(AT_BASE) ||
+	    agent_is_vdso(info->dlpi_phdr))
+		return 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t *r = agent.self[agent.nr_self];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (agent.nr_self == PROFILE_SELF_MAX)
+			return 1;
+		r[0] = info->dlpi_addr + ph->p_vaddr;
+		r[1] = r[0] + ph->p_memsz;
+		agent.nr_self++;
+	}
+	return 0;
+}
+
+/* The agent's own code, read the first time, into @h. */
+static void agent_self(struct profile_file_hdr *h)
+{
+	if (!agent.self_read)
+		dl_iterate_phdr(agent_self_one, NULL);
+	agent.self_read = 1;
+	h->nr_self = agent.nr_self;
+	memcpy(h->self, agent.self, sizeof(h->self));
 }
 
 /* The segments of the objects from the @first, after agent.segs'. */
@@ -548,6 +595,7 @@ static void *agent_image(const struct agent_layout *l)
 	h->names_off = l->names_off;
 	h->names_size = l->names_size;
 	h->size = l->head_size;
+	agent_self(h);
 	agent_nowhere(&fr[0], &agent.regions[0], l, image);
 	agent_header_add(image, l, 0, 1);	/* after "", the nowhere bin's */
 	ctl = (void *)(image + l->ctl_off);

@@ -28,10 +28,12 @@
 
 #include <stdint.h>
 
-#define PROFILE_FILE_MAGIC	"PROFIL4"	/* 8 bytes with the NUL */
+#define PROFILE_FILE_MAGIC	"PROFIL5"	/* 8 bytes with the NUL */
 
 /* profile_file_hdr.flags */
 #define PROFILE_FILE_ENDED	0x1U	/* exit(3) ran: the counters are valid */
+
+#define PROFILE_SELF_MAX	8	/* profile_file_hdr.self[] */
 
 struct profile_file_hdr {
 	char magic[8];
@@ -51,6 +53,16 @@ struct profile_file_hdr {
 	uint64_t out_of_range;
 	uint64_t saturated;
 	uint64_t missed;
+	/*
+	 * The agent's own code: the executable segments of its link
+	 * namespace (the agent, its own copy of libc), [start, end) each,
+	 * the first nr_self of them.  No region covers them; the PCs a log
+	 * kept there are profil's own work (its arms' system calls), which
+	 * the report names "[profil]".
+	 */
+	uint32_t nr_self;
+	uint32_t reserved;
+	uint64_t self[PROFILE_SELF_MAX][2];
 };
 
 #define PROFILE_BUILD_ID_MAX	32

@@ -130,7 +130,7 @@ static int file_valid(const struct profile_file_hdr *h, size_t size)
 	if (size < sizeof(*h) || memcmp(h->magic, PROFILE_FILE_MAGIC, 8) ||
 	    h->hdr_size != sizeof(*h) || h->region_size != sizeof(*fr) ||
 	    h->size != size || h->nr_regions > (size - sizeof(*h)) / sizeof(*fr) ||
-	    h->nr_regions > PROFIL_MAX_REGIONS ||
+	    h->nr_regions > PROFIL_MAX_REGIONS || h->nr_self > PROFILE_SELF_MAX ||
 	    h->names_off > size || size - h->names_off < h->names_size ||
 	    !h->names_size || ((const char *)h)[h->names_off + h->names_size - 1])
 		return 0;
@@ -759,6 +759,17 @@ pc_home(const struct report *r, const struct pfile *f, uint64_t pc,
 	return NULL;
 }
 
+/* Whether @pc is in the agent's own code, as @h says (profile-file.h). */
+static int pc_self(const struct profile_file_hdr *h, uint64_t pc)
+{
+	uint32_t i;
+
+	for (i = 0; i < h->nr_self; i++)
+		if (h->self[i][0] <= pc && pc < h->self[i][1])
+			return 1;
+	return 0;
+}
+
 /* @s (a logged PC) to be named from region @fr of file @file. */
 static int adopt(struct adoptions *a, size_t file,
 		 const struct profile_file_region *fr,
@@ -777,9 +788,10 @@ static int adopt(struct adoptions *a, size_t file,
 }
 
 /*
- * The PCs in no region: named from the JIT's map of its code when the
- * process wrote one, left to the region another arm of the process has
- * for them (pc_home()), else "[in no known code]".  Each PC kept stands
+ * The PCs in no region: "[profil]" in the agent's own code, named from
+ * the JIT's map of its code when the process wrote one, left to the
+ * region another arm of the process has for them (pc_home()), else
+ * "[in no known code]".  Each PC kept stands
  * for an equal share of the samples counted (all of them but when the log
  * filled).
  */
@@ -803,6 +815,12 @@ static int pclog_walk(const struct walk *w, const struct profile_file_region *fr
 	s.split = count != n;
 	for (i = 0; i < n && !ret; i++) {
 		s.pc = pcs[i];
+		s.start = 0;
+		if (s.pc && pc_self(w->f->h, s.pc)) {
+			s.object = s.function = s.symbol = "[profil]";
+			ret = w->fn(w->arg, &s);
+			continue;
+		}
 		sym = s.pc ? perfmap_find(&m, s.pc) : NULL;
 		home = !sym && s.pc ? pc_home(w->r, w->f, s.pc, &file) : NULL;
 		if (home) {
@@ -1082,7 +1100,8 @@ static uint64_t log_nowhere(const struct report *r, const struct pfile *f,
 	size_t file;
 
 	for (i = 0; i < n; i++)
-		homed += pcs[i] && pc_home(r, f, pcs[i], &file);
+		homed += pcs[i] && (pc_self(f->h, pcs[i]) ||
+				    pc_home(r, f, pcs[i], &file));
 	return n ? count - (uint64_t)((double)count * homed / n + 0.5) : count;
 }
 
