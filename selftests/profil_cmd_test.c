@@ -539,7 +539,9 @@ TEST_F(cmd, children_forked_and_execed)
 		  samples_of(&self->p, pid, NULL) + samples_of(&self->p, cpid, NULL));
 	fifty = samples_of(&self->p, "all", "fifty");
 	twenty = samples_of(&self->p, "all", "twenty");
-	EXPECT_NEAR(50.0, 100.0 * twenty / (twenty + fifty), 10.0);
+	EXPECT_NEAR(50.0, 100.0 * twenty / (twenty + fifty), 10.0)
+		TH_LOG("fifty %lu, twenty %lu: %s", fifty, twenty,
+		       self->p.header);
 }
 
 /*
@@ -579,7 +581,9 @@ TEST_F(cmd, forked_child_counts_its_own_samples_only)
 	EXPECT_EQ(0, samples_of(&self->p, pid, "twenty"));
 	fifty = samples_of(&self->p, "all", "fifty");
 	twenty = samples_of(&self->p, "all", "twenty");
-	EXPECT_NEAR(50.0, 100.0 * twenty / (twenty + fifty), 10.0);
+	EXPECT_NEAR(50.0, 100.0 * twenty / (twenty + fifty), 10.0)
+		TH_LOG("fifty %lu, twenty %lu: %s", fifty, twenty,
+		       self->p.header);
 }
 
 TEST_F(cmd, children_left_alone_without_the_option)
