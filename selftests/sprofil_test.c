@@ -108,7 +108,8 @@ TEST_F(sp, overlapping_regions_the_larger_offset_wins)
 /*
  * The overflow bin counts every PC outside bins_b's region: the loop's,
  * and those of the calls that armed and disarmed, which the debug kernel
- * makes dear (57 samples for the loop's 51 at 250 Hz, twice in CI): at
+ * makes dear (57 samples for the loop's 51 at 250 Hz in two debug runs,
+ * one of them a clean-clone CI): at
  * least the loop's, at most the CPU time from before the one call to
  * after the other.
  */

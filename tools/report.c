@@ -815,9 +815,9 @@ static int pclog_walk(const struct walk *w, const struct profile_file_region *fr
 	s.split = count != n;
 	for (i = 0; i < n && !ret; i++) {
 		s.pc = pcs[i];
-		s.start = 0;
 		if (s.pc && pc_self(w->f->h, s.pc)) {
 			s.object = s.function = s.symbol = "[profil]";
+			s.start = 0;
 			ret = w->fn(w->arg, &s);
 			continue;
 		}
