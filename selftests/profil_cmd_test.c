@@ -351,11 +351,12 @@ TEST_F(cmd, split_50_30_20_one_function_in_a_library)
 	EXPECT_EQ(1000, rate);
 	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
 	/*
-	 * What it ran outside every object was profil's own work, its
-	 * agent's system calls when it armed, in the agent's own libc.
+	 * profil's own work, its agent's system calls when it armed, in the
+	 * agent's own libc, is a row of its own.  (Not "nothing in no known
+	 * code": the agent's arm at exit, over the vDSO, leaves the exit's
+	 * PCs unnamed.)
 	 */
-	EXPECT_NE(NULL, row_of(&self->p, "all", "[profil]"));
-	EXPECT_EQ(NULL, row_of(&self->p, "all", "[in no known code]"))
+	EXPECT_NE(NULL, row_of(&self->p, "all", "[profil]"))
 		TH_LOG("%lu samples in no known code",
 		       samples_of(&self->p, "all", "[in no known code]"));
 }
