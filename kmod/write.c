@@ -9,9 +9,11 @@
  * runs on a kernel thread of its own ("profil-writer"), one per file, so a
  * write that never completes (a FUSE server that never answers) holds that
  * thread and the arm's pins, and nothing else: no session lock, no other
- * process's write, no exit, no STATS, no settle.  Writes in flight are
- * bounded per user (@writes_per_user); each holds a module reference, so
- * rmmod is refused, never blocked, while one runs.
+ * process's write, no exit, no STATS, no settle.  The caller starts that
+ * thread, or the profil-settle thread does when the caller cannot (SIGKILL
+ * pending: profil_write_start()).  Writes in flight are bounded per user
+ * (@writes_per_user); each holds a module reference, so rmmod is refused,
+ * never blocked, while one runs.
  *
  * Who waits for a file: only the process whose file it is, at a point
  * where it holds nothing, for at most @write_wait_ms.  PROFIL_IOC_OFF and
@@ -88,6 +90,8 @@ struct profil_write {
 	struct mem_cgroup *memcg;	/* the process's, referenced, or NULL */
 	struct cgroup_subsys_state *blkcg; /* likewise */
 	kuid_t uid;			/* counted in profil_writes */
+	struct kthread_work start;	/* starts the writer when the caller */
+					/* could not (profil_write_start()) */
 };
 
 /* Count a write in flight for @uid.  Return: 0, -EBUSY past the bound. */
@@ -306,6 +310,23 @@ static int profil_writer(void *data)
 }
 
 /*
+ * On the profil-settle thread: start the writer that the caller could not.
+ * The work holds the write's module reference, which the thread's
+ * destruction at module exit outlasts (session.c).
+ */
+static void profil_write_start_work(struct kthread_work *work)
+{
+	struct profil_write *w = container_of(work, struct profil_write, start);
+	struct task_struct *writer;
+
+	writer = kthread_run(profil_writer, w, "profil-writer");
+	if (!IS_ERR(writer))
+		return;
+	profil_write_finish(w, PTR_ERR(writer));
+	module_put(THIS_MODULE);
+}
+
+/*
  * May the file still be written as the arm's credentials say?  @t is the
  * process (any of its threads).  Fills in what the write is charged to.
  */
@@ -384,6 +405,19 @@ static int profil_write_start(struct profil_write *w)
 	writer = kthread_run(profil_writer, w, "profil-writer");
 	if (!IS_ERR(writer))
 		return 0;
+	/*
+	 * kthread_run() waits for kthreadd killably: -EINTR in a caller with
+	 * SIGKILL pending.  exit_group() and exec kill every other thread,
+	 * those already on their way out too, and such a thread may be the
+	 * one that lets go of the mm last (a thread just joined, the others
+	 * gone before it).  The file is no less the process's: the settle
+	 * thread starts the writer, and the caller waits for it as ever.
+	 */
+	if (PTR_ERR(writer) == -EINTR) {
+		kthread_init_work(&w->start, profil_write_start_work);
+		profil_session_queue_work(&w->start);
+		return 0;
+	}
 	atomic_dec(&w->sess->cnt.writing);
 	refcount_dec(&w->ref);
 	module_put(THIS_MODULE);

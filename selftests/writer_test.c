@@ -19,6 +19,7 @@
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <sched.h>
 
 #include "common.h"
 #include "kselftest_harness.h"
@@ -562,6 +563,61 @@ TEST_F(writer, a_seccomp_filter_installed_after_arming_gets_no_file)
 	}
 	EXPECT_EQ(0, wait_status(pid));
 	EXPECT_EQ(0, dir_entries(self->dir));
+}
+
+static void *thread_returns(void *arg)
+{
+	return arg;
+}
+
+/*
+ * A child on CPU 0 alone: it arms, starts a thread and joins it, then
+ * exit_group()s.  Its pid, or -1.
+ */
+static pid_t join_then_exit(FIXTURE_DATA(writer) *self)
+{
+	cpu_set_t cpu0;
+	pthread_t t;
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	if (sched_setaffinity(0, sizeof(cpu0), &cpu0) ||
+	    dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+		_exit(3);
+	if (pthread_create(&t, NULL, thread_returns, NULL) ||
+	    pthread_join(t, NULL))
+		_exit(4);
+	_exit(0);
+}
+
+/*
+ * pthread_join() returns once the thread's exit has cleared its tid,
+ * before that exit lets go of the mm.  On one CPU the main thread, woken
+ * by it, mostly runs first: its exit_group() sends SIGKILL to the thread
+ * still on its way out (zap_other_threads() spares only the dead), and
+ * that thread, the mm's last user, ends the arm with SIGKILL pending, in
+ * which kthread_run() fails (-EINTR).  Every round's file is there, whole,
+ * when the parent's wait returns.
+ */
+TEST_F_TIMEOUT(writer, a_thread_killed_on_its_way_out_still_leaves_the_file,
+	       300)
+{
+	int i, missing = 0, rounds = 40;
+	struct stat st;
+	pid_t pid;
+
+	for (i = 0; i < rounds; i++) {
+		pid = join_then_exit(self);
+		ASSERT_LE(0, pid);
+		ASSERT_EQ(0, wait_status(pid));
+		if (stat_pid(self->dir, "w.%d", pid, &st) ||
+		    st.st_size != IMG_HEAD)
+			missing++;
+	}
+	EXPECT_EQ(0, missing) TH_LOG("%d of %d files missing", missing, rounds);
 }
 
 /*
