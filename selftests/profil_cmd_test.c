@@ -351,12 +351,19 @@ TEST_F(cmd, split_50_30_20_one_function_in_a_library)
 	EXPECT_EQ(1000, rate);
 	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
 	/*
-	 * profil's own work, its agent's system calls when it armed, in the
-	 * agent's own libc, is a row of its own.  (Not "nothing in no known
-	 * code": the agent's arm at exit, over the vDSO, leaves the exit's
-	 * PCs unnamed.)
+	 * Two arms, two files: the start's (the program and the linker) and
+	 * the one over every object.  The exit's closing of the objects arms
+	 * nothing: an arm over what it leaves (the vDSO) would be a third
+	 * file, and the exit's PCs in it no other arm could name.
 	 */
-	EXPECT_NE(NULL, row_of(&self->p, "all", "[profil]"))
+	EXPECT_EQ(2, files_of(&self->p, main_pid(&self->p)))
+		TH_LOG("%s", self->p.header);
+	/*
+	 * What it ran outside every object was profil's own work, its
+	 * agent's system calls when it armed, in the agent's own libc.
+	 */
+	EXPECT_NE(NULL, row_of(&self->p, "all", "[profil]"));
+	EXPECT_EQ(NULL, row_of(&self->p, "all", "[in no known code]"))
 		TH_LOG("%lu samples in no known code",
 		       samples_of(&self->p, "all", "[in no known code]"));
 }
@@ -769,10 +776,12 @@ static void plugdir_remove(const struct plugdir *d)
  * cmd_plughost MODE under profil, from a directory of its own with its
  * plugin in plug/, where only its RUNPATH finds it (plugdir_make()): it
  * must load and say so exactly as alone, and dl_work() be where the time
- * went.
+ * went; in @files profile files: the start's arm, the one over every
+ * object, the plugin added to it, one more after a dlclose(), none at the
+ * exit (whose closing, a namespace of dlmopen()'s first, arms nothing).
  */
 static void plughost(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(cmd) *self, const char *mode)
+		     FIXTURE_DATA(cmd) *self, const char *mode, int files)
 {
 	const struct prow *top_fn;
 	unsigned long dl, all;
@@ -802,6 +811,8 @@ static void plughost(struct __test_metadata *_metadata,
 		EXPECT_LT(60.0, 100.0 * dl / (all ? all : 1));
 	}
 	TH_LOG("dl_work: %lu of %lu samples", dl, all);
+	EXPECT_EQ(files, files_of(&self->p, main_pid(&self->p)))
+		TH_LOG("%s", self->p.header);
 }
 
 /*
@@ -810,25 +821,25 @@ static void plughost(struct __test_metadata *_metadata,
  */
 TEST_F(cmd, plugin_found_through_the_hosts_runpath)
 {
-	plughost(_metadata, self, "dlopen");
+	plughost(_metadata, self, "dlopen", 2);
 }
 
 /* dlmopen(LM_ID_NEWLM): a namespace of its own, still profiled. */
 TEST_F(cmd, plugin_in_a_namespace_of_its_own)
 {
-	plughost(_metadata, self, "dlmopen");
+	plughost(_metadata, self, "dlmopen", 2);
 }
 
 /* Opened by a relative name, then a chdir(): still named, still found. */
 TEST_F(cmd, plugin_opened_by_a_relative_name)
 {
-	plughost(_metadata, self, "relative");
+	plughost(_metadata, self, "relative", 2);
 }
 
 /* dlclose() and a second dlopen(): both halves counted. */
 TEST_F(cmd, plugin_closed_and_opened_again)
 {
-	plughost(_metadata, self, "dlclose");
+	plughost(_metadata, self, "dlclose", 3);
 }
 
 /*

@@ -152,6 +152,7 @@ static struct {
 	int self_read;
 	unsigned int arms;
 	int ending;			/* the program is exiting */
+	struct link_map *main;		/* the program's own object */
 	int no_pclog;			/* the module refused PROFIL_REGION_PCLOG */
 	int whole;			/* armed over every object once */
 	uint64_t armed_seen;		/* profil_stats.armed after our arm */
@@ -990,8 +991,10 @@ AGENT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid,
 		agent.objs[agent.nr_objs++].map = map;
 		agent.changed = 1;
 	}
-	if (agent.nr_objs == 1 && !agent.arms)
+	if (agent.nr_objs == 1 && !agent.arms) {
+		agent.main = map;
 		agent_arm_startup(map);
+	}
 	pthread_mutex_unlock(&agent.lock);
 	return 0;
 }
@@ -1003,6 +1006,13 @@ AGENT_API unsigned int la_objclose(uintptr_t *cookie)
 	if (agent.left)
 		return 0;
 	pthread_mutex_lock(&agent.lock);
+	/*
+	 * Only the exit closes the program itself: where agent_exiting() did
+	 * not run before (an exit from a library's constructor, before
+	 * la_preinit()), what the exit closes after it is worth no new arm.
+	 */
+	if ((struct link_map *)*cookie == agent.main)
+		agent.ending = 1;
 	for (i = 0; i < agent.nr_objs; i++) {
 		if ((uintptr_t)agent.objs[i].map != *cookie)
 			continue;
@@ -1110,13 +1120,32 @@ static void agent_take_back(void)
 }
 
 /*
- * Before main(): the program's libc is relocated now, so the fork handlers
- * go into its list (this namespace's libc is not the one that forks), and
- * its environ is the one a child of the program would pass on.
+ * The program's exit() has begun: its last exit handler, so that the
+ * linker's _dl_fini(), registered before it, runs after.  What that
+ * closes, in every namespace (dlmopen()'s first, the program's last), is
+ * worth no new arm: one over what it leaves (the vDSO) would be a file
+ * of its own, whose exit PCs no other arm could name.
+ */
+static void agent_exiting(void *arg)
+{
+	(void)arg;
+	if (agent.left)
+		return;
+	pthread_mutex_lock(&agent.lock);
+	agent.ending = 1;
+	pthread_mutex_unlock(&agent.lock);
+}
+
+/*
+ * Before main(): the program's libc is relocated now, so the fork and exit
+ * handlers go into its lists (this namespace's libc is not the one that
+ * forks and exits), and its environ is the one a child of the program
+ * would pass on.
  */
 AGENT_API void la_preinit(uintptr_t *cookie)
 {
 	int (*reg)(void (*)(void), void (*)(void), void (*)(void), void *);
+	int (*at_exit)(void (*)(void *), void *, void *);
 	void *libc = dlmopen(LM_ID_BASE, "libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
 
 	(void)cookie;
@@ -1126,6 +1155,10 @@ AGENT_API void la_preinit(uintptr_t *cookie)
 		reg(agent_prepare, agent_parent, agent_child, NULL);
 	else if (reg)
 		reg(NULL, NULL, agent_child_left, NULL);
+	at_exit = libc ? (int (*)(void (*)(void *), void *, void *))
+			 dlsym(libc, "__cxa_atexit") : NULL;
+	if (at_exit)
+		at_exit(agent_exiting, NULL, NULL);
 	agent.environ = libc ? dlsym(libc, "environ") : NULL;
 	if (libc)
 		dlclose(libc);
