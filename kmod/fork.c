@@ -39,7 +39,6 @@
  * and is not sampled; a new thread inherits through perf (tick.c).
  */
 #include <linux/kthread.h>
-#include <linux/math64.h>
 #include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
@@ -214,9 +213,6 @@ static void profil_inherit(const struct profil_arm *parent, struct file *dir,
 		return;
 	if (ret || parent->mode == PROFIL_MODE_PCSAMPLE)
 		goto failed;	/* pcsample: by design, no error */
-	profil_count_add(&sess->cnt, PROFIL_TC_MISSED,
-			 div64_u64(READ_ONCE(child->se.sum_exec_runtime),
-				   parent->period_ns));
 	arm = profil_arm_clone(parent, dir, child);
 	if (IS_ERR(arm)) {
 		ret = PTR_ERR(arm);
@@ -334,7 +330,7 @@ static void profil_fork_due(struct timer_list *t)
  * that forks and execs) is never taken over: pinning its copy of the
  * buffer and starting its events, only for the exec to throw them away,
  * cost a fork + exec more than half again.  What a child runs before its
- * take-over is counted as missed (profil_inherit()).
+ * take-over is counted as missed (profil_session_start()).
  */
 static unsigned long profil_fork_delay(const struct profil_arm *arm)
 {

@@ -47,6 +47,7 @@
  * thread and goes on (write.c): no settle waits for a file.
  */
 #include <linux/kthread.h>
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/rhashtable.h>
 #include <linux/sched/mm.h>
@@ -484,6 +485,7 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 	struct profil_write *w = NULL;
 	struct profil_arm *old;
 	bool held, keep;
+	u64 ran;
 	int ret;
 
 	arm->sess = sess;
@@ -505,11 +507,19 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 	ret = profil_regions_pin(arm, profil_session_credit_locked(sess, t), t);
 	if (ret)
 		goto out;
+	/*
+	 * A child taken over (fork.c) runs on while its copy is pinned: the
+	 * CPU time it ran until its events start, the pinning's included,
+	 * is missed (as of its clock's last update, a tick at most behind).
+	 */
+	ran = t == current ? 0 : READ_ONCE(t->se.sum_exec_runtime);
 	ret = profil_events_start(arm, t);
 	if (ret) {
 		profil_regions_unpin(arm);
 		goto out;
 	}
+	profil_count_add(&sess->cnt, PROFIL_TC_MISSED,
+			 div64_u64(ran, arm->period_ns));
 	/*
 	 * Replaced: the session runs on, so its stop_reason stays NONE and
 	 * PROFIL_STOP_REPLACED is never reported (see the uapi header).

@@ -255,6 +255,22 @@ static void other_proc(const struct prof *p, const char *pid, char cpid[16])
 			strcpy(cpid, p->rows[i].proc);
 }
 
+/* Samples process @pid missed, from its header line; 0 if none. */
+static unsigned long missed_of(const struct prof *p, int pid)
+{
+	char key[32];
+	const char *h, *end;
+	unsigned long n = 0;
+
+	snprintf(key, sizeof(key), "# pid %d ", pid);
+	h = strstr(p->header, key);
+	end = h ? strchr(h, '\n') : NULL;
+	h = h ? strstr(h, " saturated, ") : NULL;
+	if (h && h < end)
+		sscanf(h, " saturated, %lu missed", &n);
+	return n;
+}
+
 /* The header line of process @pid: rate, CPU, samples and expected. */
 static int header_of(const struct prof *p, int pid, unsigned int *rate,
 		     double *cpu, unsigned long *samples, double *expect)
@@ -562,13 +578,21 @@ TEST_F(cmd, children_outliving_the_command_reported)
 
 /*
  * A child forked after its parent's work counts from zero: the parent's
- * samples before the fork are the parent's alone.
+ * samples before the fork are the parent's alone.  The child's CPU time
+ * is all there: what it ran before the kernel took it over (pinned its
+ * copy of the bins and started its events, fork.c), which under the
+ * debug kernel is a fifth of it, is counted missed, not lost.  Each
+ * loop's 300 ms earn loop_min() (with the clock reads it makes, its
+ * process's [vdso]), not half of the two: the child's twenty is short of
+ * its parent's fifty by what it missed.
  */
 TEST_F(cmd, forked_child_counts_its_own_samples_only)
 {
 	const char *opts[] = { "--children", NULL };
+	unsigned long samples;
 	char pid[16], cpid[16];
-	unsigned long fifty, twenty;
+	unsigned int rate;
+	double cpu, expect;
 
 	ASSERT_EQ(0, RUN(opts, "cmd_subject", "fork", NULL))
 		TH_LOG("%s", self->r.stderr_text);
@@ -579,11 +603,14 @@ TEST_F(cmd, forked_child_counts_its_own_samples_only)
 	EXPECT_GT(samples_of(&self->p, cpid, "twenty") / 20 + 1,
 		  samples_of(&self->p, cpid, "fifty"));
 	EXPECT_EQ(0, samples_of(&self->p, pid, "twenty"));
-	fifty = samples_of(&self->p, "all", "fifty");
-	twenty = samples_of(&self->p, "all", "twenty");
-	EXPECT_NEAR(50.0, 100.0 * twenty / (twenty + fifty), 10.0)
-		TH_LOG("fifty %lu, twenty %lu: %s", fifty, twenty,
-		       self->p.header);
+	EXPECT_LT(loop_min(300), proc_loop(&self->p, pid, "fifty"))
+		TH_LOG("%s", self->p.header);
+	EXPECT_LT(loop_min(300), proc_loop(&self->p, cpid, "twenty"))
+		TH_LOG("%s", self->p.header);
+	ASSERT_EQ(0, header_of(&self->p, atoi(cpid), &rate, &cpu, &samples,
+			       &expect)) TH_LOG("%s", self->p.header);
+	EXPECT_LE(expect * 0.9, samples + missed_of(&self->p, atoi(cpid)))
+		TH_LOG("%s", self->p.header);
 }
 
 TEST_F(cmd, children_left_alone_without_the_option)
