@@ -370,6 +370,7 @@ static void profil_on_exec(void *data, struct task_struct *t, pid_t old_pid,
 	profil_clock_exec_done(t);
 	profil_fork_gone(t);
 	profil_attach_exec(t);
+	profil_session_exec(t);
 }
 
 /* task_rename: an exec (or a prctl) renames @t. */
@@ -380,14 +381,16 @@ static void profil_on_rename(void *data, struct task_struct *t,
 }
 
 /*
- * sched_process_exit, in the exiting @t: its clock, its take-over, and
- * the attachments to its process if it is the last thread.
+ * sched_process_exit, in the exiting @t: its clock, its take-over, and,
+ * if it is the last thread, the attachments to its process and the arms
+ * of the sessions it owns.
  */
 static void profil_on_exit(void *data, PROFIL_EXIT_PROBE_ARGS)
 {
 	profil_clock_gone(t);
 	profil_fork_gone(t);
 	profil_attach_exit(t);
+	profil_session_exit(t);
 }
 
 /* sched_process_fork: in the parent, may not sleep, @child not yet run. */

@@ -65,6 +65,9 @@
  *  profil_attach_lock     a spinlock (attach.c): the table of attachments
  *                         by tgid, which the exec and exit probes read
  *                         under RCU.
+ *  profil_owners_lock     a spinlock (session.c), under the session lock:
+ *                         the table of sessions by owner, which the exec
+ *                         and exit probes read under RCU.
  *  profil_arm.fault_lock  a spinlock, innermost; orders the interval
  *                         notifiers' sequence numbers against the checks that
  *                         make an arm live or resume it (arm.c).
@@ -313,8 +316,8 @@ struct profil_counters {
 
 struct profil_session {
 	struct mmu_notifier mn;		/* our tie to the mm; holds mmgrab() */
-	refcount_t ref;			/* the notifier's, and one per write */
-					/* in flight (write.c) */
+	refcount_t ref;			/* the notifier's, its exit file's, */
+					/* and one per write in flight */
 	struct profil_counters cnt;	/* no lock: atomics */
 	struct rhash_head node;		/* in profil_sessions, by @mm */
 	struct mm_struct *mm;		/* the hash key: @mn.mm */
@@ -335,6 +338,18 @@ struct profil_session {
 					/* module reference of its own */
 	struct pid *owner;		/* tgid of the process that armed or */
 					/* took over last, referenced */
+	/*
+	 * The owner's exit ends the arm (session.c, the exit file): a file
+	 * whose last fput() does, taken by xchg(); the node that lists the
+	 * session in profil_owners under @exit_owner (referenced) until that
+	 * file's release, once (@exit_done after); and a file another
+	 * task's ->release started, which that exit waits for.
+	 */
+	struct file *exit_file;
+	struct hlist_node by_owner;
+	struct pid *exit_owner;
+	struct profil_write *exit_write;
+	bool exit_done;
 };
 
 /*
@@ -401,6 +416,8 @@ void profil_session_put(struct profil_session *sess);
 void profil_session_queue_work(struct kthread_work *work);
 void profil_session_off(struct profil_session *sess);
 void profil_session_failed(struct profil_session *sess, u32 why, int err);
+void profil_session_exit(struct task_struct *t);
+void profil_session_exec(struct task_struct *t);
 bool profil_session_settle_run(struct profil_session *sess);
 void profil_session_stats(struct profil_session *sess,
 			  struct profil_stats *st);

@@ -31,7 +31,15 @@
  *                    and the old mm's ->release stops the arm.  A vfork child
  *                    never had an event, and its exec does not release the
  *                    mm its parent still runs on.
- *   exit             ->release of the mm, when its last user goes.
+ *   exit             ->release of the mm, when its last user goes; and,
+ *                    should another task hold the mm then (a reader of
+ *                    /proc/PID/, process_vm_readv(), our own settle or
+ *                    take-over), the exit of the process's last thread,
+ *                    which the sched_process_exit probe makes drop the
+ *                    session's exit file: its release, in that thread's
+ *                    task work, stops the arm, or waits for the file the
+ *                    other task's ->release started, before the parent is
+ *                    told (profil_session_exit()).
  *   fault            an mmu_interval_notifier on each region's pages
  *                    (buffer.c, arm.c): the invalidation marks the arm
  *                    faulted, so the tick stops writing at once, and
@@ -46,11 +54,15 @@
  * settle that stops an arm with a profile file hands it to its writer
  * thread and goes on (write.c): no settle waits for a file.
  */
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
+#include <linux/hashtable.h>
 #include <linux/kthread.h>
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/rhashtable.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 
 #include "compat.h"
@@ -65,6 +77,15 @@
 
 /* The thread every session's settle work runs on. */
 static struct kthread_worker *profil_settler;
+
+/*
+ * Sessions whose owner's exit ends their arm, by owner (@exit_owner, the
+ * tgid's struct pid): the exit and exec probes' table.  Changed under the
+ * spinlock, which is taken under a session's lock; read under RCU.
+ */
+static DEFINE_HASHTABLE(profil_owners, 6);
+static DEFINE_SPINLOCK(profil_owners_lock);
+static atomic_t profil_nr_owned = ATOMIC_INIT(0);
 
 /* Hashed sessions by mm; rhashtable's own locks, lookups under RCU. */
 static struct rhashtable profil_sessions;
@@ -327,10 +348,171 @@ static bool profil_session_execd(struct profil_session *sess)
 	return execd;
 }
 
+/* Off the owners' table, if on it, for good. */
+static void profil_session_unlist_locked(struct profil_session *sess)
+{
+	lockdep_assert_held(&sess->lock);
+	sess->exit_done = true;
+	if (hlist_unhashed(&sess->by_owner))
+		return;
+	spin_lock(&profil_owners_lock);
+	hash_del_rcu(&sess->by_owner);
+	spin_unlock(&profil_owners_lock);
+	atomic_dec(&profil_nr_owned);
+	put_pid(sess->exit_owner);
+	sess->exit_owner = NULL;
+}
+
+/*
+ * The last reference of a session's exit file goes: from its owner's exit
+ * (the probe's fput(), run as task work in exit_task_work(), where the
+ * thread holds nothing, after it let go of its mm and before its parent
+ * is told), or from an exec, a failed take-over or the owner's own
+ * ->release, which need nothing of it.  The owner's exit stops the arm,
+ * as ->release would have had the mm's last user been the process, or
+ * finds the file another task's ->release started, and waits for it.
+ */
+static int profil_exit_file_release(struct inode *inode, struct file *file)
+{
+	struct profil_session *sess = file->private_data;
+	struct profil_write *w = NULL, *other;
+	bool exiting;
+
+	mutex_lock(&sess->lock);
+	exiting = (current->flags & (PF_EXITING | PF_KTHREAD)) == PF_EXITING &&
+		  task_tgid(current) == sess->exit_owner;
+	profil_session_unlist_locked(sess);
+	if (exiting)
+		w = profil_session_stop_locked(sess, PROFIL_STOP_NONE);
+	other = sess->exit_write;
+	sess->exit_write = NULL;
+	mutex_unlock(&sess->lock);
+	if (exiting) {
+		profil_write_wait(w);
+		profil_write_wait(other);
+	} else {
+		profil_write_put(other);
+	}
+	profil_session_put(sess);
+	return 0;
+}
+
+static const struct file_operations profil_exit_file_fops = {
+	.owner		= THIS_MODULE,
+	.release	= profil_exit_file_release,
+};
+
+/*
+ * Before @t's process arms @sess (a setup, or a take-over of the child
+ * @t): an exit file, listed under it, once.  The listing ends with that
+ * file's release and is never made again: the process that owns it
+ * exits or execs.  Another process on the mm (CLONE_VM, not a thread)
+ * that arms ends it too, and has none: with two processes on one mm,
+ * the mm's ->release alone ends the arm, as before the exit file.  A
+ * take-over of a child that is dying already fails (-ESRCH): its exit
+ * may have looked in the table before the session was there.
+ * Return: 0 or -errno.
+ */
+static int profil_session_guard_locked(struct profil_session *sess,
+				       struct task_struct *t)
+{
+	struct pid *tgid = task_tgid(t);
+	struct file *f;
+
+	lockdep_assert_held(&sess->lock);
+	if (sess->exit_done || sess->exit_owner == tgid)
+		return 0;
+	if (sess->exit_owner || (sess->owner && sess->owner != tgid)) {
+		profil_session_unlist_locked(sess);
+		f = xchg(&sess->exit_file, NULL);
+		if (f)
+			fput(f);
+		return 0;
+	}
+	refcount_inc(&sess->ref);
+	f = anon_inode_getfile("[profil-exit]", &profil_exit_file_fops, sess,
+			       O_RDONLY);
+	if (IS_ERR(f)) {
+		refcount_dec(&sess->ref);	/* the caller's stays */
+		return PTR_ERR(f);
+	}
+	sess->exit_file = f;
+	sess->exit_owner = get_pid(tgid);
+	spin_lock(&profil_owners_lock);
+	hash_add_rcu(profil_owners, &sess->by_owner, (unsigned long)tgid);
+	spin_unlock(&profil_owners_lock);
+	atomic_inc(&profil_nr_owned);
+	if (t == current)
+		return 0;
+	/* Pairs with the full barrier of do_exit()'s decrement of live. */
+	smp_mb();
+	if (atomic_read(&t->signal->live))
+		return 0;
+	profil_session_unlist_locked(sess);
+	f = xchg(&sess->exit_file, NULL);
+	if (f)		/* else the child's exit has it: nothing to stop */
+		fput(f);
+	return -ESRCH;
+}
+
+/*
+ * From the exec and exit probes, in @t, which may not sleep: the exit
+ * files of the sessions @t's process owns are dropped, so their release
+ * is @t's task work.  A session on the list stays valid under RCU
+ * (profil_session_put()); its file holds a reference.
+ */
+static void profil_session_owner_drop(struct task_struct *t)
+{
+	struct pid *tgid = task_tgid(t);
+	struct profil_session *sess;
+	struct file *f;
+
+	if (!atomic_read(&profil_nr_owned))
+		return;
+	rcu_read_lock();
+	hash_for_each_possible_rcu(profil_owners, sess, by_owner,
+				   (unsigned long)tgid) {
+		if (READ_ONCE(sess->exit_owner) != tgid)
+			continue;
+		f = xchg(&sess->exit_file, NULL);
+		if (f)
+			fput(f);
+	}
+	rcu_read_unlock();
+}
+
+/**
+ * profil_session_exit - sched_process_exit, in the exiting thread @t
+ * @t: current
+ *
+ * The thread that finds its group's live count at zero (it, or one after
+ * it) makes its exit end the arms of the sessions its process owns and
+ * wait for their files, even while another task holds the mm, whose
+ * ->release would come too late (after the parent was told) and there.
+ */
+void profil_session_exit(struct task_struct *t)
+{
+	if (!atomic_read(&t->signal->live))
+		profil_session_owner_drop(t);
+}
+
+/**
+ * profil_session_exec - sched_process_exec, in @t, on its new mm
+ * @t: current
+ *
+ * The sessions its process owned are the old mm's: that mm's ->release
+ * ends them (write.c says what is written then), not the new image's exit.
+ */
+void profil_session_exec(struct task_struct *t)
+{
+	profil_session_owner_drop(t);
+}
+
 static void profil_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
 {
 	struct profil_session *sess = container_of(mn, struct profil_session,
 						   mn);
+	struct file *exit_file;
 	struct profil_arm *arm;
 	struct profil_write *w;
 	bool hashed, own;
@@ -343,6 +525,16 @@ static void profil_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
 	hashed = sess->hashed;
 	sess->hashed = false;
 	own = task_tgid(current) == sess->owner;
+	/*
+	 * Another task let go of the mm last: the owner's exit, still to
+	 * drop the exit file or to run its release, waits for the file.
+	 */
+	if (!own && w && !hlist_unhashed(&sess->by_owner)) {
+		sess->exit_write = w;
+		w = NULL;
+	}
+	exit_file = own || hlist_unhashed(&sess->by_owner) ?
+		    xchg(&sess->exit_file, NULL) : NULL;
 	mutex_unlock(&sess->lock);
 	/*
 	 * Inside the notifiers' SRCU section, at exec under exec_update_lock:
@@ -353,6 +545,8 @@ static void profil_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
 		profil_write_wait_later(w);
 	else
 		profil_write_put(w);
+	if (exit_file)
+		fput(exit_file);
 	/* No arm is left to fault, so nothing can queue the work again. */
 	kthread_cancel_delayed_work_sync(&sess->settle_work);
 	if (!hashed)
@@ -504,6 +698,11 @@ int profil_session_start(struct profil_session *sess, struct profil_arm *arm,
 	 */
 	held = old && old->out;
 	arm->held = held;
+	if (arm->out) {
+		ret = profil_session_guard_locked(sess, t);
+		if (ret)
+			goto out;
+	}
 	ret = profil_regions_pin(arm, profil_session_credit_locked(sess, t), t);
 	if (ret)
 		goto out;

@@ -12,12 +12,15 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include <poll.h>
 #include <linux/filter.h>
 #include <linux/fuse.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -618,6 +621,99 @@ TEST_F_TIMEOUT(writer, a_thread_killed_on_its_way_out_still_leaves_the_file,
 			missing++;
 	}
 	EXPECT_EQ(0, missing) TH_LOG("%d of %d files missing", missing, rounds);
+}
+
+struct mm_holder {
+	pid_t pid;
+	void *local;		/* a page of ours that userfaultfd holds */
+	void *remote;		/* an address of @pid's */
+	ssize_t ret;
+};
+
+/* Holds @pid's mm until the fault on @local is resolved. */
+static void *hold_mm(void *arg)
+{
+	struct mm_holder *h = arg;
+	struct iovec l = { h->local, 64 }, r = { h->remote, 64 };
+
+	h->ret = process_vm_readv(h->pid, &l, 1, &r, 1, 0);
+	return NULL;
+}
+
+static char hold_there[64];
+
+/*
+ * Another task holds the mm when the process exits, so the mm's ->release
+ * comes later, in that task: here process_vm_readv() into a page of ours
+ * that userfaultfd keeps missing (a reader of /proc/PID/ or our own settle
+ * may, for a moment).  The exit itself still ends the arm and writes the
+ * file before the parent is told, and the holder's letting go later adds
+ * nothing.
+ */
+TEST_F(writer, an_exit_while_another_task_holds_the_mm_still_leaves_the_file)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_zeropage zero = { 0 };
+	struct mm_holder h = { .remote = hold_there };
+	struct pollfd pfd = { .events = POLLIN };
+	int uffd, go[2], ready[2];
+	struct stat st = { 0 };
+	struct uffd_msg msg;
+	pthread_t t;
+	char c;
+
+	if (geteuid())
+		SKIP(return, "userfaultfd for a kernel access needs root");
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 && (errno == ENOSYS || errno == EPERM || errno == EACCES))
+		SKIP(return, "no userfaultfd here: %s", strerror(errno));
+	ASSERT_LE(0, uffd);
+	pfd.fd = uffd;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	h.local = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, h.local);
+	reg.range.start = (uintptr_t)h.local;
+	reg.range.len = 4096;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	h.pid = fork();
+	ASSERT_LE(0, h.pid);
+	if (!h.pid) {
+		close(go[1]);
+		close(ready[0]);
+		if (dev_ioctl(PROFIL_IOC_SETUP, &self->s))
+			_exit(3);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(4);
+		_exit(0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	/* Any failure below closes go[1] by the test's exit: the child ends. */
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, pthread_create(&t, NULL, hold_mm, &h));
+	/* Its fault on our page: it holds the child's mm until we answer. */
+	ASSERT_EQ(1, poll(&pfd, 1, 10000))
+		TH_LOG("no fault: process_vm_readv() gave %zd", h.ret);
+	ASSERT_EQ(sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	EXPECT_EQ(0, wait_status(h.pid));
+	EXPECT_EQ(0, stat_pid(self->dir, "w.%d", h.pid, &st))
+		TH_LOG("no file when the wait returned");
+	EXPECT_EQ(IMG_HEAD, st.st_size);
+	zero.range = reg.range;
+	EXPECT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zero));
+	EXPECT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(64, h.ret);
+	EXPECT_EQ(1, dir_entries(self->dir));
+	close(go[1]);
+	close(ready[0]);
+	close(uffd);
+	munmap(h.local, 4096);
 }
 
 /*
