@@ -228,18 +228,26 @@ static int main_pid(const struct prof *p)
 	return pid;
 }
 
-/* Profile files of process @pid, from its header line; -1 if none. */
-static int files_of(const struct prof *p, int pid)
+/* @what in the header line of process @pid, or NULL. */
+static const char *header_has(const struct prof *p, int pid, const char *what)
 {
 	char key[32];
 	const char *h, *end;
-	int n = -1;
 
 	snprintf(key, sizeof(key), "# pid %d ", pid);
 	h = strstr(p->header, key);
 	end = h ? strchr(h, '\n') : NULL;
-	h = h ? strstr(h, "; profile files: ") : NULL;
-	if (h && h < end)
+	h = h ? strstr(h, what) : NULL;
+	return h && h < end ? h : NULL;
+}
+
+/* Profile files of process @pid, from its header line; -1 if none. */
+static int files_of(const struct prof *p, int pid)
+{
+	const char *h = header_has(p, pid, "; profile files: ");
+	int n = -1;
+
+	if (h)
 		sscanf(h, "; profile files: %d", &n);
 	return n;
 }
@@ -258,15 +266,10 @@ static void other_proc(const struct prof *p, const char *pid, char cpid[16])
 /* Samples process @pid missed, from its header line; 0 if none. */
 static unsigned long missed_of(const struct prof *p, int pid)
 {
-	char key[32];
-	const char *h, *end;
+	const char *h = header_has(p, pid, " saturated, ");
 	unsigned long n = 0;
 
-	snprintf(key, sizeof(key), "# pid %d ", pid);
-	h = strstr(p->header, key);
-	end = h ? strchr(h, '\n') : NULL;
-	h = h ? strstr(h, " saturated, ") : NULL;
-	if (h && h < end)
+	if (h)
 		sscanf(h, " saturated, %lu missed", &n);
 	return n;
 }
