@@ -363,6 +363,15 @@ static void profil_session_unlist_locked(struct profil_session *sess)
 	sess->exit_owner = NULL;
 }
 
+/* Drop @sess's exit file, if it has one still: its release follows. */
+static void profil_session_drop_exit_file(struct profil_session *sess)
+{
+	struct file *f = xchg(&sess->exit_file, NULL);
+
+	if (f)
+		fput(f);
+}
+
 /*
  * The last reference of a session's exit file goes: from its owner's exit
  * (the probe's fput(), run as task work in exit_task_work(), where the
@@ -424,9 +433,7 @@ static int profil_session_guard_locked(struct profil_session *sess,
 		return 0;
 	if (sess->exit_owner || (sess->owner && sess->owner != tgid)) {
 		profil_session_unlist_locked(sess);
-		f = xchg(&sess->exit_file, NULL);
-		if (f)
-			fput(f);
+		profil_session_drop_exit_file(sess);
 		return 0;
 	}
 	refcount_inc(&sess->ref);
@@ -449,9 +456,8 @@ static int profil_session_guard_locked(struct profil_session *sess,
 	if (atomic_read(&t->signal->live))
 		return 0;
 	profil_session_unlist_locked(sess);
-	f = xchg(&sess->exit_file, NULL);
-	if (f)		/* else the child's exit has it: nothing to stop */
-		fput(f);
+	/* Or the child's exit has it: nothing to stop. */
+	profil_session_drop_exit_file(sess);
 	return -ESRCH;
 }
 
@@ -465,19 +471,14 @@ static void profil_session_owner_drop(struct task_struct *t)
 {
 	struct pid *tgid = task_tgid(t);
 	struct profil_session *sess;
-	struct file *f;
 
 	if (!atomic_read(&profil_nr_owned))
 		return;
 	rcu_read_lock();
 	hash_for_each_possible_rcu(profil_owners, sess, by_owner,
-				   (unsigned long)tgid) {
-		if (READ_ONCE(sess->exit_owner) != tgid)
-			continue;
-		f = xchg(&sess->exit_file, NULL);
-		if (f)
-			fput(f);
-	}
+				   (unsigned long)tgid)
+		if (READ_ONCE(sess->exit_owner) == tgid)
+			profil_session_drop_exit_file(sess);
 	rcu_read_unlock();
 }
 
@@ -512,7 +513,6 @@ static void profil_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
 {
 	struct profil_session *sess = container_of(mn, struct profil_session,
 						   mn);
-	struct file *exit_file;
 	struct profil_arm *arm;
 	struct profil_write *w;
 	bool hashed, own;
@@ -533,8 +533,8 @@ static void profil_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
 		sess->exit_write = w;
 		w = NULL;
 	}
-	exit_file = own || hlist_unhashed(&sess->by_owner) ?
-		    xchg(&sess->exit_file, NULL) : NULL;
+	if (own || hlist_unhashed(&sess->by_owner))
+		profil_session_drop_exit_file(sess);
 	mutex_unlock(&sess->lock);
 	/*
 	 * Inside the notifiers' SRCU section, at exec under exec_update_lock:
@@ -545,8 +545,6 @@ static void profil_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
 		profil_write_wait_later(w);
 	else
 		profil_write_put(w);
-	if (exit_file)
-		fput(exit_file);
 	/* No arm is left to fault, so nothing can queue the work again. */
 	kthread_cancel_delayed_work_sync(&sess->settle_work);
 	if (!hashed)

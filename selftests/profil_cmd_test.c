@@ -278,12 +278,8 @@ static unsigned long missed_of(const struct prof *p, int pid)
 static int header_of(const struct prof *p, int pid, unsigned int *rate,
 		     double *cpu, unsigned long *samples, double *expect)
 {
-	char key[32];
-	const char *h;
+	const char *h = header_has(p, pid, ":");
 
-	snprintf(key, sizeof(key), "# pid %d ", pid);
-	h = strstr(p->header, key);
-	h = h ? strchr(h, ':') : NULL;
 	if (!h || sscanf(h, ": %u Hz, CPU %lf s (%*f s sampled), %lu samples (%lf expected)",
 			 rate, cpu, samples, expect) != 4)
 		return -1;
