@@ -6,7 +6,8 @@
  * map.  Runs CMD as that process: the child waits until the program is
  * attached, then execs.  At its end, writes the bins to OUT as
  * "PC COUNT" lines (hex PC; PC 0 for the PCs outside [LO, LO + 8 KiB)),
- * which bench/work classify sorts into functions.
+ * which bench/work classify sorts into functions, and prints
+ * "ticks_all N": the program's runs on every CPU, the target's or not.
  *
  *	bpfsample RATE LO OUT CMD [ARG...]
  *
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
 	struct bpf_link *links[256];
 	struct bpfsample *skel;
 	__u64 count;
+	__u32 k;
 	pid_t pid;
 	FILE *out;
 
@@ -94,12 +96,16 @@ int main(int argc, char **argv)
 	if (!out)
 		return 1;
 	fd = bpf_map__fd(skel->maps.bins);
-	for (__u32 k = 0; k <= NBINS; k++)
+	for (k = 0; k <= NBINS; k++)
 		if (!bpf_map_lookup_elem(fd, &k, &count) && count)
 			fprintf(out, "%llx %llu\n", k < NBINS ?
 				skel->rodata->lo + 2 * k : 0ULL,
 				(unsigned long long)count);
 	fclose(out);
+	k = NBINS + 1;
+	if (bpf_map_lookup_elem(fd, &k, &count))
+		count = 0;
+	printf("ticks_all %llu\n", (unsigned long long)count);
 	bpfsample__destroy(skel);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

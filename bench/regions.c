@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * regions: what a sample costs with 1 and with 1024 histogram regions.
- * A fixed amount of work (a loop of N iterations) is timed in the
- * process's CPU time with no session, and with a session of 1 or 1024
- * regions at RATE Hz (one region over the loop, the rest elsewhere); the
- * extra CPU time over the samples taken is the cost of a sample, tick
- * included.  The guest runs it interleaved (scripts/guest-init.sh, mode
- * bench).
+ * regions: what a tick costs with 1 and with 1024 histogram regions.
+ * A fixed amount of work (a loop of ITERATIONS) is timed in the thread's
+ * CPU time with no session, and with a session of 1 or 1024 regions at
+ * RATE Hz (one region over the loop, the rest elsewhere), ROUNDS times,
+ * the three in an order rotated by one each round: side by side in one
+ * process, so that what the host does to the guest from one moment to the
+ * next (TCG) weighs on the three alike.  The extra CPU time of a session
+ * over the no-session run of its round, over the ticks it took (struct
+ * profil_stats.ticks), is what a tick costs.
  *
- *	regions NREGIONS RATE ITERATIONS  ->  "cpu_ns X samples Y"
+ *	regions ROUNDS RATE ITERATIONS
+ *	  -> per round and case "ROUND NREGIONS cpu_ns X ticks T samples S"
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,12 +26,13 @@
 
 static volatile unsigned long sink;
 static unsigned short bins[MAX][64];
+static struct profil_region r[MAX];
 
 static unsigned long long cpu_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
@@ -38,43 +42,64 @@ __attribute__((noinline)) static void work(unsigned long n)
 		sink += n;
 }
 
-static unsigned long long samples(void)
+static int stats(int fd, struct profil_stats *st)
 {
-	struct profil_stats st = { .size = sizeof(st) };
-	int fd = open("/dev/profil", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0 || ioctl(fd, PROFIL_IOC_STATS, &st))
-		return 0;
-	close(fd);
-	return st.samples + st.out_of_range;
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	if (ioctl(fd, PROFIL_IOC_STATS, st))
+		return -1;
+	return st->size >= PROFIL_STATS_SIZE_VER2 ? 0 : -1;
 }
 
-int main(int argc, char **argv)
+/* @n regions at @rate, the last over work(); 0: no session. */
+static int arm(int fd, int n, unsigned int rate)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 1;
-	unsigned int rate = argc > 2 ? atoi(argv[2]) : 10000;
-	unsigned long iters = argc > 3 ? atol(argv[3]) : 100000000;
-	static struct profil_region r[MAX];
 	struct profil_setup s = { .size = sizeof(s), .rate = rate,
 				  .nr_regions = n, .region_size = sizeof(r[0]),
 				  .regions = (unsigned long)r };
-	unsigned long long t0, s0;
-	int i, fd;
+	int i;
 
-	if (n < 0 || n > MAX)
-		return 2;
+	if (!n)
+		return ioctl(fd, PROFIL_IOC_OFF, 0);
 	for (i = 0; i < n; i++)
 		r[i] = (struct profil_region){
 			.buf = (unsigned long)bins[i], .bufsize = sizeof(bins[i]),
 			.offset = 0x10000 + 0x1000 * i, .scale = 0x10000 };
-	if (n)
-		r[n - 1].offset = (unsigned long)work;
-	fd = open("/dev/profil", O_RDWR | O_CLOEXEC);
-	if (n && (fd < 0 || ioctl(fd, PROFIL_IOC_SETUP, &s)))
-		return 1;
-	s0 = samples();
-	t0 = cpu_ns();
-	work(iters);
-	printf("cpu_ns %llu samples %llu\n", cpu_ns() - t0, samples() - s0);
+	r[n - 1].offset = (unsigned long)work;
+	return ioctl(fd, PROFIL_IOC_SETUP, &s);
+}
+
+int main(int argc, char **argv)
+{
+	static const int cases[3] = { 0, 1, MAX };
+	int rounds = argc > 1 ? atoi(argv[1]) : 5;
+	unsigned int rate = argc > 2 ? atoi(argv[2]) : 10000;
+	unsigned long iters = argc > 3 ? atol(argv[3]) : 100000000;
+	int fd = open("/dev/profil", O_RDWR | O_CLOEXEC), round, k, n;
+	struct profil_stats a, b;
+	unsigned long long t;
+
+	if (fd < 0 || rounds < 1) {
+		perror("regions: /dev/profil");
+		return 2;
+	}
+	for (round = 1; round <= rounds; round++) {
+		for (k = 0; k < 3; k++) {
+			n = cases[(round + k) % 3];
+			if (arm(fd, n, rate) || stats(fd, &a)) {
+				perror("regions: arm");
+				return 1;
+			}
+			t = cpu_ns();
+			work(iters);
+			t = cpu_ns() - t;
+			if (stats(fd, &b))
+				return 1;
+			printf("%d %d cpu_ns %llu ticks %llu samples %llu\n",
+			       round, n, t, (unsigned long long)(b.ticks - a.ticks),
+			       (unsigned long long)(b.samples + b.out_of_range -
+						    a.samples - a.out_of_range));
+		}
+	}
 	return 0;
 }

@@ -1,22 +1,30 @@
 # bench/report.awk: see bench/report.sh.  POSIX awk (Debian's mawk too).
 #
-# A run's CPU time: run_ns is the workload's own, from the end of an
-# in-process tool's setup to the end of the work; tree_ns adds everything
-# else cputree waited for (exec, loading, setup, and perf record's or
-# bpfsample's own process).  For each workload, "none" gives the baselines.
-#   extra  = run - base_run                       in-process tools
-#          + (tree - run) - base_out - fixed      perf, bpf: their process,
-#            less their fixed cost (start, stop) measured on an empty workload
-#   ns_per_sample = extra / samples
-#   overhead_pct  = (tree - base_tree) / base_run  (fixed costs included)
-#   expected      = CPU x rate: run_ns for in-process tools, proc_ns (since
-#                   the fork) for perf and bpf, which sample the whole process
-#   error_pct     = largest |share - 50/30/20| of f1, f2, f3, in points
+# Every cost is paired: a run is compared with the run of "none" (no tool)
+# on the same workload in the same repetition, so that what varies from
+# one repetition to the next (the host's load under TCG) cancels, and the
+# figure is the median of those per-repetition values, with a 95% interval
+# of the median from the order statistics.
+#   extra   = run_ns - none's run_ns + tool_ns    the process's extra CPU in
+#             the work's window, and that of perf record's or bpfsample's
+#             own process in the same window (their setup is before it)
+#   mextra  = busy_ns - none's busy_ns             the whole machine's extra
+#             busy time in the window: every CPU, interrupts on idle CPUs
+#             and kernel threads included (the BPF program on every CPU)
+#   ticks   = the timer interrupts the tool took for the process (profil.ko:
+#             struct profil_stats.ticks; the others: one per sample)
+#   ns/tick = mextra / ticks;   vs null = mextra / the null timer's mextra,
+#             both at the same nominal rate in the same repetition
+#   credited = profil.ko's periods credited / (CPU x rate): not accuracy,
+#             its construction; the quality is the split error against
+#             50/30/20, the largest |share - construction| in points
+# A value is published only where its interval lies above zero: a median
+# whose repetitions cross zero says nothing, and no cost is negative.
 
 function kv(i, k) { return (i SUBSEP k) in V ? V[i, k] : "" }
 
 # Median and spread of the values pushed since med_reset(): MIN and MAX,
-# and the 95% interval of the median, CLO and CHI (med_ci()).
+# and the 95% interval of the median, CLO and CHI.
 function med_reset() { NM = 0 }
 function med_push(x) { if (x != "") M[++NM] = x + 0 }
 function med(   i, j, t) {
@@ -24,6 +32,7 @@ function med(   i, j, t) {
 		for (j = i; j > 1 && M[j - 1] > M[j]; j--) {
 			t = M[j]; M[j] = M[j - 1]; M[j - 1] = t
 		}
+	CLO = CHI = ""
 	if (!NM) return ""
 	MIN = M[1]; MAX = M[NM]
 	med_ci()
@@ -31,19 +40,21 @@ function med(   i, j, t) {
 }
 
 # After med(): a distribution-free 95% interval of the median, from the
-# order statistics (the binomial's normal approximation), in CLO and CHI.
+# order statistics (the binomial's normal approximation), in CLO and CHI;
+# min-max with 10 or fewer values.
 function med_ci(   k) {
 	k = int((NM - 1.96 * sqrt(NM)) / 2)
 	if (k < 1) k = 1
 	CLO = M[k]; CHI = M[NM - k + 1]
 }
 
-# Whether a ratio's interval [lo, hi] shows it within 10% of 1, beyond it,
-# or cannot tell.
-function flat10(lo, hi) {
-	return lo == "" ? "" : lo >= 0.9 && hi <= 1.1 ? "flat within 10%" : \
-	       lo > 1.1 || hi < 0.9 ? "not flat within 10%" : \
-	       "not resolved at 10% by this many repetitions"
+# Whether an interval [lo, hi] lies inside [a, b] (met), outside it (not
+# met), or across a bound: more repetitions would tell.
+function verdict(lo, hi, a, b) {
+	if (lo == "" || hi == "") return "no figure"
+	if (lo >= a && hi <= b) return "met"
+	if (hi < a || lo > b) return "not met"
+	return "not resolved"
 }
 
 function name(t) {
@@ -53,11 +64,11 @@ function name(t) {
 }
 function f(x, d) { return x == "" ? "" : sprintf("%." d "f", x) }
 function ratio(a, b) { return a == "" || b == "" || b + 0 <= 0 ? "" : a / b }
-# A cost per sample in prose, and " (Nx)" of another where both exist.
-function per_sample(x) { return x == "" ? "below noise" : f(x, 0) " ns" }
-function times(a, b) { return ratio(a, b) == "" ? "" : " (" f(ratio(a, b), 2) "x)" }
+# "m (lo–hi)" with d decimals, from the last med().
+function mci(m, d) { return m == "" ? "" : f(m, d) " (" f(CLO, d) "–" f(CHI, d) ")" }
 
 /^@@ bench-info / { for (i = 3; i < NF; i += 2) INFO[$i] = $(i + 1) }
+/^@@ bench-time / { TIME[$3] = $4 }
 
 /^@@ bench / {
 	n++
@@ -80,23 +91,7 @@ function order(   w, t, r, a, b, c) {
 		}
 }
 
-# Median of the ratio of field k of (t, wb) to that of (t, wa) in the same
-# repetition, paired so that what varies from one repetition to the next
-# (the host's load under TCG) cancels; sets MIN, MAX, CLO and CHI.
-function pmed(t, wa, wb, k,   i, p, A, B) {
-	for (i = 1; i <= n; i++) if (T[i] == t && W[i] == wa) A[P[i]] = C[i, k]
-	for (i = 1; i <= n; i++) if (T[i] == t && W[i] == wb) B[P[i]] = C[i, k]
-	med_reset()
-	for (p in B) if ((p in A) && A[p] > 0 && B[p] != "") med_push(B[p] / A[p])
-	return med()
-}
-# A paired ratio and its interval in prose: "1.09x (1.02-1.20)".
-function pratio(t, wa, wb, k,   r) {
-	r = pmed(t, wa, wb, k)
-	return r == "" ? "" : f(r, 2) "x (" f(CLO, 2) "–" f(CHI, 2) ")"
-}
-
-# Median of field k over the runs of (t, w, r); sets MIN, MAX, CLO and CHI.
+# Median of field k over the runs of (t, w, r); sets CLO and CHI.
 function cmed(t, w, r, k,   i) {
 	med_reset()
 	for (i = 1; i <= n; i++)
@@ -104,52 +99,91 @@ function cmed(t, w, r, k,   i) {
 	return med()
 }
 
+# Median over the repetitions of field k of (t, wb, rb) over that of
+# (t, wa, ra) in the same repetition; sets CLO, CHI and NM.
+function pmed(t, wa, ra, wb, rb, k,   i, p, A, B) {
+	for (i = 1; i <= n; i++) if (T[i] == t && W[i] == wa && R[i] == ra) A[P[i]] = C[i, k]
+	for (i = 1; i <= n; i++) if (T[i] == t && W[i] == wb && R[i] == rb) B[P[i]] = C[i, k]
+	med_reset()
+	for (p in B) if ((p in A) && A[p] != "" && A[p] > 0 && B[p] != "") med_push(B[p] / A[p])
+	return med()
+}
+
+# The same for two tools on one workload and rate (a tool over a peer).
+function tmed(ta, tb, w, r, k,   i, p, A, B) {
+	for (i = 1; i <= n; i++) if (T[i] == ta && W[i] == w && R[i] == r) A[P[i]] = C[i, k]
+	for (i = 1; i <= n; i++) if (T[i] == tb && W[i] == w && R[i] == r) B[P[i]] = C[i, k]
+	med_reset()
+	for (p in B) if ((p in A) && A[p] != "" && A[p] > 0 && B[p] != "") med_push(B[p] / A[p])
+	return med()
+}
+
+# Threads: profil.ko's ns per tick with the threads of wb over its ns per
+# tick with one (cpu), over the same ratio of the null timer, in each
+# repetition: what it adds to what more threads cost any tick under TCG.
+function tnorm(wb,   i, p, a, b, c, d) {
+	med_reset()
+	for (i = 1; i <= n; i++) {
+		if (T[i] != "profil" || W[i] != "cpu" || R[i] != 10000) continue
+		p = P[i]
+		if (!(("profil" SUBSEP wb SUBSEP 10000 SUBSEP p) in IX) || \
+		    !(("null" SUBSEP "cpu" SUBSEP 10000 SUBSEP p) in IX) || \
+		    !(("null" SUBSEP wb SUBSEP 10000 SUBSEP p) in IX)) continue
+		a = C[i, "nps"]; b = C[IX["profil", wb, 10000, p], "nps"]
+		c = C[IX["null", "cpu", 10000, p], "nps"]; d = C[IX["null", wb, 10000, p], "nps"]
+		if (a > 0 && b > 0 && c > 0 && d > 0) med_push((b / a) / (d / c))
+	}
+	return med()
+}
+
+# Whether the machine's extra busy time of (t, w, r) is above the noise:
+# its interval above zero.
+function above(t, w, r) { cmed(t, w, r, "mextra"); return CLO != "" && CLO > 0 }
+
+# One row of the targets table: what, the target in words, the median and
+# its interval (from the last med(), d decimals), the verdict against [a, b].
+function target(what, goal, m, d, a, b,   lo, hi) {
+	lo = CLO; hi = CHI
+	printf "| %s | %s | %s | %s |\n", what, goal, m == "" ? "no figure" : \
+		f(m, d) " (" f(lo, d) "–" f(hi, d) ")", \
+		m == "" ? "not resolved (no figure above noise)" : verdict(lo, hi, a, b) > MD
+}
+
 END {
 	order()
-	# The baselines, per workload.
+	# The no-tool runs, per workload and repetition.
 	for (i = 1; i <= n; i++) if (T[i] == "none") {
-		C[i, "run"] = kv(i, "run_ns"); C[i, "out"] = kv(i, "tree_ns") - kv(i, "run_ns")
-		C[i, "tree"] = kv(i, "tree_ns"); C[i, "call"] = kv(i, "ns/call")
+		BRUN[W[i], P[i]] = kv(i, "run_ns"); BBUSY[W[i], P[i]] = kv(i, "busy_ns")
+		BTREE[W[i], P[i]] = kv(i, "tree_ns")
 		if (W[i] ~ /^pg/) PCALL[W[i], P[i]] = kv(i, "ns/call")
 	}
-	for (i = 1; i <= n; i++) if (T[i] == "none" && !(W[i] in BRUN)) {
-		BRUN[W[i]] = cmed("none", W[i], 0, "run")
-		BOUT[W[i]] = cmed("none", W[i], 0, "out")
-		BTREE[W[i]] = cmed("none", W[i], 0, "tree")
-		BCALL[W[i]] = cmed("none", W[i], 0, "call")
-		cmed("none", W[i], 0, "run")
-		NOISE[W[i]] = (MAX - MIN) / 2
-	}
-	# The fixed cost of perf and bpf: their runs on the empty workload.
-	for (i = 1; i <= n; i++) if (W[i] == "empty" && T[i] != "none")
-		C[i, "tool"] = kv(i, "tree_ns") - kv(i, "run_ns") - BOUT["empty"]
-	FIXED["perf"] = cmed("perf", "empty", INFO["hz"], "tool")
-	FIXED["bpf"] = cmed("bpf", "empty", INFO["hz"], "tool")
 
 	csv = out "/results.csv"
-	print "tool,workload,rate_hz,samples,overhead_pct,ns_per_sample,error_pct,rep,threads,run_ms,tool_ms,post_ms,expected,samples_pct,eintr,lost,ns_per_call,calls_kept_pct,note" > csv
+	print "tool,workload,rate_hz,rep,threads,run_ms,tool_ms,busy_ms,extra_ms,machine_extra_ms,samples,ticks,ticks_all,lost,ns_per_tick,credited_pct,ticks_pct,error_pts,eintr,post_ms,ns_per_call,mcount_ns_per_call,calls_kept_pct,note" > csv
 	for (i = 1; i <= n; i++) {
-		if (T[i] == "regions" || T[i] == "forkexec" || T[i] == "profilfork" || T[i] == "sessmem" || W[i] == "empty")
+		if (T[i] == "regions" || T[i] == "forkexec" || T[i] == "profilfork" || T[i] == "sessmem")
 			continue
-		t = T[i]; w = W[i]; ext = t == "perf" || t == "bpf"
-		s = kv(i, "samples"); rate = kv(i, "rate")
+		t = T[i]; w = W[i]; p = P[i]; ext = t == "perf" || t == "bpf"
+		s = kv(i, "samples"); tk = kv(i, "ticks"); rate = kv(i, "rate")
 		if (rate == "") rate = R[i]
-		run = kv(i, "run_ns"); tree = kv(i, "tree_ns")
-		ovh = nps = err = tool = expd = spct = call = kept = ""
+		run = kv(i, "run_ns"); busy = kv(i, "busy_ns")
+		extra = mextra = nps = err = crd = tpct = call = mc = kept = ""
 		if (w ~ /^pg/) {
 			call = kv(i, "ns/call")
 			if (kv(i, "of") > 0) kept = 100 * kv(i, "recorded") / kv(i, "of")
-			if (BTREE[w] > 0) ovh = 100 * (tree - BTREE[w]) / BTREE[w]
-			# Paired: less the no -pg build's call in this repetition.
-			C[i, "mcount"] = call - ((w SUBSEP P[i]) in PCALL ? \
-					  PCALL[w, P[i]] : BCALL[w])
-		} else if (kv(i, "note") == "") {
-			tool = tree - run - BOUT[w]
-			extra = run - BRUN[w] + (ext ? tool - FIXED[t] : 0)
-			if (s > 0 && t != "none") nps = extra / s
-			ovh = 100 * (tree - BTREE[w]) / BRUN[w]
-			expd = (ext ? kv(i, "proc_ns") : run) * rate / 1e9
-			if (expd > 0 && t != "none") spct = 100 * s / expd
+			if ((w SUBSEP p) in PCALL && t != "none") mc = call - PCALL[w, p]
+		} else if (kv(i, "note") == "" && (w SUBSEP p) in BRUN) {
+			if (t != "none") {
+				extra = run - BRUN[w, p] + (ext ? kv(i, "tool_ns") : 0)
+				mextra = busy - BBUSY[w, p]
+				if (tk > 0) nps = mextra / tk
+			}
+			# CPU x rate: the process's CPU in the window for
+			# in-process tools, since the fork for perf and bpf.
+			owed = (ext ? kv(i, "proc_ns") : run) * rate / 1e9
+			if (owed > 0 && t != "none") {
+				crd = 100 * s / owed; tpct = 100 * tk / owed
+			}
 			sum = kv(i, "f1") + kv(i, "f2") + kv(i, "f3")
 			if (sum > 0) {
 				e1 = kv(i, "f1") / sum - 0.5; e2 = kv(i, "f2") / sum - 0.3
@@ -160,158 +194,195 @@ END {
 				err *= 100
 			}
 		}
-		C[i, "nps"] = nps; C[i, "ovh"] = ovh; C[i, "err"] = err
-		C[i, "extra"] = extra
-		C[i, "spct"] = spct; C[i, "samples"] = s; C[i, "eintr"] = kv(i, "eintr")
-		C[i, "tool"] = tool == "" ? "" : tool / 1e6
+		C[i, "extra"] = extra; C[i, "mextra"] = mextra; C[i, "nps"] = nps
+		C[i, "ticks"] = tk; C[i, "crd"] = crd; C[i, "tpct"] = tpct
+		C[i, "err"] = err; C[i, "lost"] = kv(i, "lost"); C[i, "eintr"] = kv(i, "eintr")
 		C[i, "post"] = kv(i, "post_tree_ns") == "" ? "" : kv(i, "post_tree_ns") / 1e6
-		C[i, "kept"] = kept; C[i, "call"] = call
-		printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", \
-			name(t), w, R[i], s, f(ovh, 2), f(nps, 0), f(err, 2), P[i], \
-			kv(i, "threads"), f(run / 1e6, 1), f(C[i, "tool"], 1), \
-			f(C[i, "post"], 1), f(expd, 0), f(spct, 2), kv(i, "eintr"), \
-			kv(i, "lost"), call, f(kept, 2), kv(i, "note") > csv
+		C[i, "call"] = call; C[i, "mcount"] = mc; C[i, "kept"] = kept
+		C[i, "tree"] = kv(i, "tree_ns"); C[i, "rate"] = rate
+		IX[t, w, R[i], p] = i
+		printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", \
+			name(t), w, R[i], p, kv(i, "threads"), f(run / 1e6, 1), \
+			f(kv(i, "tool_ns") / 1e6, 1), f(busy / 1e6, 1), f(extra / 1e6, 1), \
+			f(mextra / 1e6, 1), s, tk, kv(i, "ticks_all"), kv(i, "lost"), \
+			f(nps, 0), f(crd, 2), f(tpct, 2), f(err, 2), kv(i, "eintr"), \
+			f(C[i, "post"], 1), call, f(mc, 1), f(kept, 2), kv(i, "note") > csv
 	}
 	close(csv)
-	# Threads against one, paired: a -pg build's mcount cost per call
-	# with N threads over its cost with one, in the same repetition.
-	for (i = 1; i <= n; i++) if (W[i] ~ /^pg-mt/ && T[i] != "none")
-		for (j = 1; j <= n; j++)
-			if (T[j] == T[i] && W[j] == "pg" && R[j] == R[i] && P[j] == P[i])
-				C[i, "scale"] = ratio(C[i, "mcount"], C[j, "mcount"])
 
-	md = out "/table.md"
-	print "Medians of " INFO["reps"] " interleaved repetitions (in brackets a 95% interval of the median, from the order statistics; with 10 or fewer repetitions that is min–max), " \
-	      "guest kernel " INFO["kernel"] " (HZ " INFO["hz"] ") under QEMU TCG, " \
-	      INFO["cpus"] " vCPUs on " machine "" (secs != "" ? "; make bench took " \
-	      int(secs / 60) " min " secs % 60 " s" : "") ". TCG emulates every " \
-	      "interrupt and timer in software: absolute costs are far above native, " \
-	      "only ratios measured side by side count." > md
-	print "" > md
-	print "| workload | tool | rate Hz | samples | overhead % | ns/sample | vs null-timer | samples / (CPU x rate) % | split error (points) | EINTR | tool's own ms (post ms) |" > md
-	print "|---|---|---|---|---|---|---|---|---|---|---|" > md
+	MD = out "/table.md"
+	secs = TIME["end"] != "" && TIME["matrix"] != "" ? TIME["end"] - TIME["matrix"] : ""
+	if (INFO["secs"] != "") secs = INFO["secs"]
+	print "Guest kernel " INFO["kernel"] " (HZ " INFO["hz"] ") under QEMU TCG, " INFO["cpus"] \
+	      " vCPUs on " machine ", " INFO["reps"] " repetitions, each running every case once in " \
+	      "an order rotated from the last" (secs != "" ? "; make bench took " int(secs / 60) \
+	      " min " int(secs % 60) " s" : "") ". Each figure is the median over the repetitions of " \
+	      "a value paired within its repetition (a tool against no tool, or against a peer), " \
+	      "with a 95% interval of that median in brackets. TCG emulates every interrupt and " \
+	      "timer in software: absolute costs are far above native; only ratios measured side " \
+	      "by side count." > MD
+	print "" > MD
+	print "## Targets" > MD
+	print "" > MD
+	print "Met: the whole interval inside the target; not met: the whole interval outside it; " \
+	      "not resolved: the interval across a bound (more repetitions would tell)." > MD
+	print "" > MD
+	print "| target | goal | measured: median (95% interval) | verdict |" > MD
+	print "|---|---|---|---|" > MD
+	# The peers, at equal nominal rate: the whole machine's extra busy
+	# time of profil.ko over the peer's, paired by repetition.
+	# A ratio only where both extras are above the noise.
+	split("null:1.2 perf:0.7 bpf:1.0", peers, " ")
+	for (q = 1; q <= 3; q++) {
+		split(peers[q], pq, ":")
+		for (c = 1; c <= 2; c++) {
+			w = c == 1 ? "cpu" : "mt"
+			m = above("profil", w, 10000) && above(pq[1], w, 10000) ? \
+			    tmed(pq[1], "profil", w, 10000, "mextra") : ""
+			target("profil.ko over " name(pq[1]) ", machine's extra busy time, " w " 10 kHz", \
+			       "<= " pq[2] "x", m, 2, 0, pq[2])
+		}
+	}
+	# glibc at its one rate, profil.ko at 100 Hz: the same rate.
+	for (i = 1; i <= n; i++) if (T[i] == "glibc" && W[i] == "cpu") GX[P[i]] = C[i, "mextra"]
+	med_reset()
+	for (i = 1; i <= n; i++)
+		if (T[i] == "profil" && W[i] == "cpu" && R[i] == 100 && (P[i] in GX) && GX[P[i]] > 0)
+			med_push(C[i, "mextra"] / GX[P[i]])
+	m = above("profil", "cpu", 100) && above("glibc", "cpu", 0) ? med() : ""
+	target("profil.ko (100 Hz) over glibc-profil (ITIMER_PROF), machine's extra busy time, cpu", \
+	       "<= 0.5x", m, 2, 0, 0.5)
+	for (c = 1; c <= 2; c++) {
+		w = c == 1 ? "mt" : "mt16"; nt = c == 1 ? 4 : 16
+		m = pmed("profil", "cpu", 10000, w, 10000, "nps")
+		target("profil.ko ns per tick taken, " nt " threads over 1 (" w " over cpu, 10 kHz)", \
+		       "0.9–1.1x", m, 2, 0.9, 1.1)
+		m = pmed("null", "cpu", 10000, w, 10000, "nps")
+		print "| (the null timer's same ratio, " nt " threads: " mci(m, 2) "x) | | | |" > MD
+		m = tnorm(w)
+		target("the same over the null timer's same ratio, repetition by repetition", \
+		       "0.9–1.1x", m, 2, 0.9, 1.1)
+	}
+	# Regions: each case's extra CPU over the no-session case of its
+	# round, per tick; 1024 over 1 in the same round.
+	for (i = 1; i <= n; i++) if (T[i] == "regions" && W[i] == 0) RZ[P[i]] = kv(i, "cpu_ns")
+	for (i = 1; i <= n; i++) if (T[i] == "regions" && W[i] > 0 && kv(i, "ticks") > 0 && (P[i] in RZ))
+		C[i, "rnps"] = (kv(i, "cpu_ns") - RZ[P[i]]) / kv(i, "ticks")
+	m = pmed("regions", 1, 10000, 1024, 10000, "rnps")
+	target("profil.ko ns per tick taken, 1024 regions over 1 (bench/regions, 10 kHz, rounds in one process)", \
+	       "0.9–1.1x", m, 2, 0.9, 1.1)
+	for (c = 1; c <= 4; c++) {
+		r = c == 1 ? 100 : c == 2 ? INFO["hz"] : c == 3 ? 1000 : 10000
+		m = cmed("profil", "sys", r, "crd")
+		target("profil.ko periods credited over the thread's CPU clock x rate, sys, " r " Hz", \
+		       "98–102%", m, 1, 98, 102)
+	}
+	m = cmed("profil", "sys", 10000, "tpct")
+	CLO = CHI = ""
+	print "| (for comparison) ticks taken over CPU x rate, sys 10 kHz: profil.ko " f(m, 1) \
+	      "%, null-timer " f(cmed("null", "sys", 10000, "tpct"), 1) "%, perf-record " \
+	      f(cmed("perf", "sys", 10000, "tpct"), 1) "%, bpf-sampler " f(cmed("bpf", "sys", 10000, "tpct"), 1) \
+	      "% | | | |" > MD
+	for (c = 1; c <= 2; c++) {
+		r = c == 1 ? INFO["hz"] : 10000
+		cmed("profil", "block", r, "eintr")
+		mx = NM ? MAX : ""
+		printf "| profil.ko EINTR of threads asleep in poll, nanosleep, epoll_wait, sem_timedwait (block, %s Hz), most in a repetition | 0 | %s | %s |\n", \
+			r, mx, mx == "" ? "no figure" : mx == 0 ? "met" : "not met" > MD
+	}
+	# Forks.
+	for (i = 1; i <= n; i++) if (T[i] == "forkexec" || T[i] == "profilfork") {
+		C[i, "fork"] = kv(i, "ns/fork"); C[i, "sys"] = kv(i, "sys/fork")
+	}
+	m = pmed("forkexec", "exec", 0, "session", 0, "fork")
+	target("fork + exec + exit + wait with a session to inherit, over none", "<= 1.2x", m, 2, 0, 1.2)
+	for (c = 1; c <= 4; c++) {
+		mode = c <= 2 ? "fork" : "exec"; how = c % 2 ? "profil" : "children"
+		m = pmed("profilfork", mode ":alone", 0, mode ":" how, 0, "fork")
+		target((mode == "fork" ? "fork + exit" : "fork + exec") " + wait under profil(1)" \
+		       (how == "children" ? " --children" : "") ", over alone (the forking process's CPU, one CPU)", \
+		       "<= 1.2x", m, 2, 0, 1.2)
+	}
+	# mcount: libprofil's cost per call with N threads over one thread's,
+	# each the -pg build's call less the no -pg build's, same repetition.
+	for (i = 1; i <= n; i++) if (W[i] ~ /^pg-mt/ && T[i] == "profil")
+		for (j = 1; j <= n; j++)
+			if (T[j] == "profil" && W[j] == "pg" && R[j] == R[i] && P[j] == P[i])
+				C[i, "scale"] = ratio(C[i, "mcount"], C[j, "mcount"])
+	for (c = 1; c <= 2; c++) {
+		w = c == 1 ? "pg-mt" : "pg-mt16"
+		m = cmed("profil", w, 10000, "scale")
+		target("libprofil mcount ns per call, " (c == 1 ? 4 : 16) " threads over 1 (10 kHz)", \
+		       "<= 1.5x", m, 2, 0, 1.5)
+	}
+	if (secs != "") {
+		CLO = CHI = secs / 60
+		target("make bench's own time, minutes (the guest's run)", "< 30", secs / 60, 1, 0, 30)
+	}
+
+	print "" > MD
+	print "## Every case" > MD
+	print "" > MD
+	print "ticks: timer interrupts taken for the process (profil.ko's count; for the others one a sample). " \
+	      "extra CPU: the process's CPU in the work's window over the no-tool run of the same " \
+	      "repetition, with perf record's or bpfsample's own CPU in that window. machine: the same for " \
+	      "the whole machine's busy time (every CPU; bpf-sampler's program runs on every CPU's clock). " \
+	      "ns/tick: the machine's extra over the ticks taken. vs null-timer: the machine's extra over " \
+	      "the null timer's at the same rate in the same repetition. credited: profil.ko's periods " \
+	      "credited over CPU x rate, its construction; ticks %: the ticks over CPU x rate (late timers " \
+	      "under TCG); split error: the largest distance of a function's share from 50/30/20, in points. " \
+	      "An empty cell: the interval reaches zero (below the noise of the repetitions)." > MD
+	print "" > MD
+	print "| workload | tool | rate Hz | ticks | extra CPU ms | machine extra ms | ns/tick | vs null-timer | credited % | ticks % | split error | lost | EINTR |" > MD
+	print "|---|---|---|---|---|---|---|---|---|---|---|---|---|" > MD
 	for (j = 1; j <= NK; j++) {
 		split(K[j], a, SUBSEP); t = a[1]; w = a[2]; r = a[3]
-		if (w ~ /^pg/ || w == "empty") continue
-		nps = cmed(t, w, r, "nps"); lo = CLO; hi = CHI
-		MED[t, w, r] = nps
+		if (w ~ /^pg/ || t == "none") continue
 		note = ""
 		for (i = 1; i <= n; i++)
 			if (T[i] == t && W[i] == w && R[i] == r && kv(i, "note") != "") note = kv(i, "note")
 		if (note != "") {
-			printf "| %s | %s | %s | %s |||||||\n", w, name(t), r, note > md
+			printf "| %s | %s | %s | %s |||||||||\n", w, name(t), r, note > MD
 			continue
 		}
-		# A median extra CPU time within the spread of the baseline
-		# runs says nothing: no cost per sample, no ratio, for it.
-		xt = cmed(t, w, r, "extra")
-		QUIET[t, w, r] = t != "none" && xt != "" && (xt < 0 ? -xt : xt) < NOISE[w]
-		if (QUIET[t, w, r]) MED[t, w, r] = ""
-		nullr = t == "null" || t == "none" || t == "glibc" || QUIET[t, w, r] || \
-			QUIET["null", w, r] ? "" : f(ratio(nps, MED["null", w, r]), 2)
-		nps = cmed(t, w, r, "nps"); lo = CLO; hi = CHI
-		if (QUIET[t, w, r]) nps = "q"
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w, name(t), r, \
-			f(cmed(t, w, r, "samples"), 0), f(cmed(t, w, r, "ovh"), 1), \
-			nps == "q" ? "below noise (" f(xt / 1e6, 0) " ms extra)" : \
-			nps == "" ? "" : f(nps, 0) " (" f(lo, 0) "–" f(hi, 0) ")", \
-			nullr == "" ? "" : nullr "x", \
-			f(cmed(t, w, r, "spct"), 1), f(cmed(t, w, r, "err"), 1), \
-			w == "sys" || w == "block" ? f(cmed(t, w, r, "eintr"), 0) : "", \
-			t == "perf" || t == "bpf" ? f(cmed(t, w, r, "tool"), 0) \
-			(t == "perf" ? " (" f(cmed(t, w, r, "post"), 0) ")" : "") : "" > md
-	}
-	print "" > md
-	print "The baseline's own spread (half its min–max CPU time): cpu " f(NOISE["cpu"] / 1e6, 0) \
-	      " ms, mt " f(NOISE["mt"] / 1e6, 0) " ms, mt16 " f(NOISE["mt16"] / 1e6, 0) " ms, sys " \
-	      f(NOISE["sys"] / 1e6, 0) " ms; a median extra CPU time below it is \"below noise\" " \
-	      "and gives no cost per sample and no ratio." > md
-	print "perf-record and bpf-sampler: ns/sample counts their own process's CPU " \
-	      "beyond its fixed cost (start and stop on an empty workload: perf " \
-	      f(FIXED["perf"] / 1e6, 0) " ms, bpf " f(FIXED["bpf"] / 1e6, 0) " ms); perf " \
-	      "script's CPU is the post ms. glibc-profil's rate is the one it claims " \
-	      "(gmon's prof_rate)." > md
-
-	# The issue's targets, computed at each rate for cpu and mt.
-	print "" > md
-	print "| target | cpu 100 Hz | cpu " INFO["hz"] " Hz | cpu 1 kHz | cpu 10 kHz | mt 10 kHz |" > md
-	print "|---|---|---|---|---|---|" > md
-	split("null perf bpf", peers, " ")
-	for (p = 1; p <= 3; p++) {
-		line = "| profil.ko / " name(peers[p]) " cost per sample (target <= " \
-		       (peers[p] == "null" ? "1.2" : peers[p] == "perf" ? "0.7" : "1.0") ") |"
-		split("cpu:100 cpu:" INFO["hz"] " cpu:1000 cpu:10000 mt:10000", cs, " ")
-		for (c = 1; c <= 5; c++) {
-			split(cs[c], wr, ":")
-			line = line " " f(ratio(MED["profil", wr[1], wr[2]], MED[peers[p], wr[1], wr[2]]), 2) " |"
+		x = cmed(t, w, r, "extra")
+		xs = CLO > 0 ? f(x / 1e6, 0) " (" f(CLO / 1e6, 0) "–" f(CHI / 1e6, 0) ")" : ""
+		mx = cmed(t, w, r, "mextra"); up = CLO > 0
+		ms = up ? f(mx / 1e6, 0) " (" f(CLO / 1e6, 0) "–" f(CHI / 1e6, 0) ")" : ""
+		np = cmed(t, w, r, "nps"); npt = up && CLO > 0 ? mci(np, 0) : ""
+		vn = ""
+		if (up && t != "null" && t != "glibc") {
+			cmed("null", w, r, "mextra")
+			if (CLO > 0) { v = tmed("null", t, w, r, "mextra"); vn = CLO > 0 ? mci(v, 2) "x" : "" }
 		}
-		print line > md
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w, name(t), r, \
+			f(cmed(t, w, r, "ticks"), 0), xs, ms, npt, vn, \
+			t == "profil" ? f(cmed(t, w, r, "crd"), 1) : "", f(cmed(t, w, r, "tpct"), 1), \
+			f(cmed(t, w, r, "err"), 1), f(cmed(t, w, r, "lost"), 0), \
+			w == "sys" || w == "block" ? f(cmed(t, w, r, "eintr"), 0) : "" > MD
+		MED[t, w, r] = npt == "" ? "" : np
 	}
-	g = MED["glibc", "cpu", 0]
-	line = "| profil.ko / glibc-profil cost per sample (target <= 0.5) |"
-	split("cpu:100 cpu:" INFO["hz"] " cpu:1000 cpu:10000 mt:10000", cs, " ")
-	for (c = 1; c <= 5; c++) {
-		split(cs[c], wr, ":")
-		line = line " " f(ratio(MED["profil", wr[1], wr[2]], MED["glibc", wr[1], 0]), 2) " |"
-	}
-	print line > md
-	line = "| profil.ko samples / (CPU x rate), % (target 98–102) |"
-	for (c = 1; c <= 5; c++) {
-		split(cs[c], wr, ":")
-		line = line " " f(cmed("profil", wr[1], wr[2], "spct"), 1) " |"
-	}
-	print line > md
-	line = "| profil.ko EINTR in sys (target 0; glibc-profil: " f(cmed("glibc", "sys", 0, "eintr"), 0) ") |"
-	split("100 " INFO["hz"] " 1000 10000", rs, " ")
-	for (c = 1; c <= 4; c++) line = line " " f(cmed("profil", "sys", rs[c], "eintr"), 0) " |"
-	print line " |" > md
-	# Threads asleep in poll, nanosleep, epoll_wait, sem_timedwait.
-	line = "| EINTR of sleeping threads, block (target 0 for every tool): glibc-profil " \
-	       f(cmed("glibc", "block", 0, "eintr"), 0) ", null-timer " \
-	       f(cmed("null", "block", INFO["hz"], "eintr"), 0) ", perf-record " \
-	       f(cmed("perf", "block", INFO["hz"], "eintr"), 0) ", bpf-sampler " \
-	       f(cmed("bpf", "block", INFO["hz"], "eintr"), 0) "; profil.ko |"
-	line = line " | " f(cmed("profil", "block", INFO["hz"], "eintr"), 0) " | | " \
-	       f(cmed("profil", "block", 10000, "eintr"), 0) " | |"
-	print line > md
-	print "" > md
+	print "" > MD
+	print "glibc-profil runs at its one rate, ITIMER_PROF's (it says " f(cmed("glibc", "cpu", 0, "rate"), 0) \
+	      " Hz: gmon's prof_rate); perf record's perf script, run after it, is not in its figures (median " f(cmed("perf", "cpu", 10000, "post"), 0) \
+	      " ms of CPU at cpu 10 kHz). lost: perf record's LOST records, the null timer's, profil.ko's " \
+	      "missed; an array map loses nothing." > MD
 
-	# Threads and regions: profil.ko at 10 kHz.
-	t1 = MED["profil", "cpu", 10000]; t4 = MED["profil", "mt", 10000]; t16 = MED["profil", "mt16", 10000]
-	print "Cost per sample against threads (profil.ko, 10 kHz; target: flat within 10%): " \
-	      "1 thread " per_sample(t1) ", 4 threads " per_sample(t4) times(t4, t1) ", 16 threads " \
-	      per_sample(t16) times(t16, t1) "; the null timer: " \
-	      per_sample(MED["null", "cpu", 10000]) ", " per_sample(MED["null", "mt", 10000]) ", " \
-	      per_sample(MED["null", "mt16", 10000]) "." > md
-	for (i = 1; i <= n; i++) if (T[i] == "regions") {
-		C[i, "cpu"] = kv(i, "cpu_ns"); C[i, "s"] = kv(i, "samples")
-	}
-	# Paired: each session's extra CPU over the no-session run of the
-	# same repetition, per sample; 1024 regions over 1 in that repetition.
-	for (i = 1; i <= n; i++) if (T[i] == "regions" && W[i] == 0) RZ[P[i]] = C[i, "cpu"]
-	for (i = 1; i <= n; i++) if (T[i] == "regions" && W[i] > 0 && C[i, "s"] > 0 && (P[i] in RZ)) {
-		C[i, "rnps"] = (C[i, "cpu"] - RZ[P[i]]) / C[i, "s"]
-		RN[W[i], P[i]] = C[i, "rnps"]
-	}
-	g1 = cmed("regions", 1, 10000, "rnps"); lo1 = CLO; hi1 = CHI
-	g2 = cmed("regions", 1024, 10000, "rnps"); lo2 = CLO; hi2 = CHI
-	med_reset()
-	for (p in RZ) if ((1 SUBSEP p) in RN && (1024 SUBSEP p) in RN && RN[1, p] > 0)
-		med_push(RN[1024, p] / RN[1, p])
-	gr = med(); nr = NM
-	print "" > md
-	print "Cost per sample against regions (bench/regions, 10 kHz; target: flat within 10%), each over the no-session run of its repetition: " \
-	      "1 region " f(g1, 0) " ns (" f(lo1, 0) "–" f(hi1, 0) "), 1024 regions " f(g2, 0) \
-	      " ns (" f(lo2, 0) "–" f(hi2, 0) "); 1024 over 1 in the same repetition: " f(gr, 2) \
-	      "x (95% interval of the median " f(CLO, 2) "–" f(CHI, 2) ", " nr " repetitions): " \
-	      flat10(gr == "" ? "" : CLO, CHI) "." > md
+	# The regions figures.
+	r1 = cmed("regions", 1, 10000, "rnps"); l1 = CLO; h1 = CHI
+	r2 = cmed("regions", 1024, 10000, "rnps")
+	print "" > MD
+	print "Regions (bench/regions: one process alternating no session, 1 and 1024 regions at 10 kHz " \
+	      "over the same loop, in rounds): ns per tick taken with 1 region " f(r1, 0) " (" f(l1, 0) "–" \
+	      f(h1, 0) "), with 1024 " mci(r2, 0) "; 1024 over 1, paired by round: " \
+	      mci(pmed("regions", 1, 10000, 1024, 10000, "rnps"), 2) "x over " NM " rounds." > MD
 
 	# mcount: the pg workloads, each figure paired per repetition.
-	print "" > md
-	print "-pg builds calling a leaf function from 1, 4 and 16 threads: mcount's cost per call is the build's less the no -pg build's in the same repetition; N threads / 1 is that cost's ratio in the same repetition (median, 95% interval of the median; target for libprofil: 1.5x or less)." > md
-	print "" > md
-	print "| -pg build | threads | ns/call | mcount ns/call | N threads / 1 | calls kept % | samples | overhead % |" > md
-	print "|---|---|---|---|---|---|---|---|" > md
+	print "" > MD
+	print "-pg builds calling a leaf function from 1, 4 and 16 threads: mcount's cost per call is the build's less the no -pg build's in the same repetition; N threads / 1 is that cost's ratio in the same repetition." > MD
+	print "" > MD
+	print "| -pg build | threads | ns/call | mcount ns/call | N threads / 1 | calls kept % | samples |" > MD
+	print "|---|---|---|---|---|---|---|" > MD
 	split("pg pg-mt pg-mt16", pw, " ")
 	split("1 4 16", pn, " ")
 	for (j = 1; j <= NK; j++) {
@@ -320,65 +391,56 @@ END {
 		for (k = 1; k <= 3; k++) {
 			ww = pw[k]
 			if (!((t SUBSEP ww SUBSEP r) in SEEN)) continue
+			if (t != "none" && k > 1)
+				for (i = 1; i <= n; i++) if (W[i] == ww && T[i] == t && R[i] == r)
+					for (jj = 1; jj <= n; jj++)
+						if (T[jj] == t && W[jj] == "pg" && R[jj] == r && P[jj] == P[i])
+							C[i, "scale"] = ratio(C[i, "mcount"], C[jj, "mcount"])
 			sc = k == 1 || t == "none" ? "" : cmed(t, ww, r, "scale")
-			scl = CLO; sch = CHI
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", \
+			sc = sc == "" ? "" : mci(sc, 2) "x"
+			printf "| %s | %s | %s | %s | %s | %s | %s |\n", \
 				t == "none" ? "no -pg" : name(t) (r > 0 ? " " r " Hz" : ""), \
 				pn[k], f(cmed(t, ww, r, "call"), 1), \
-				t == "none" ? "" : f(cmed(t, ww, r, "mcount"), 1), \
-				sc == "" ? "" : f(sc, 2) "x (" f(scl, 2) "–" f(sch, 2) ")", \
-				f(cmed(t, ww, r, "kept"), 1), f(cmed(t, ww, r, "samples"), 0), \
-				f(cmed(t, ww, r, "ovh"), 1) > md
+				t == "none" ? "" : mci(cmed(t, ww, r, "mcount"), 1), sc, \
+				f(cmed(t, ww, r, "kept"), 1), f(cmed(t, ww, r, "samples"), 0) > MD
 		}
 	}
 
-	# fork + exec, and kernel memory.
-	for (i = 1; i <= n; i++) if (T[i] == "forkexec") C[i, "fork"] = kv(i, "ns/fork")
+	# Forks, in full.
+	print "" > MD
 	fe = cmed("forkexec", "exec", 0, "fork"); fel = CLO; feh = CHI
 	fs = cmed("forkexec", "session", 0, "fork"); fsl = CLO; fsh = CHI
-	fp = cmed("forkexec", "parent", 0, "fork"); fpl = CLO; fph = CHI
-	print "" > md
+	fp = cmed("forkexec", "parent", 0, "fork")
 	print "fork + exec of /bin/true + exit + wait (CPU of parent and child): " \
 	      f(fe / 1000, 0) " us (" f(fel / 1000, 0) "–" f(feh / 1000, 0) ") without a session, " \
-	      (fp == "" ? "" : f(fp / 1000, 0) " us (" f(fpl / 1000, 0) "–" f(fph / 1000, 0) ") with one the children do not inherit, ") \
-	      f(fs / 1000, 0) " us (" f(fsl / 1000, 0) "–" f(fsh / 1000, 0) ") with one to inherit: " \
-	      f(ratio(fs, fe), 2) "x." > md
-	# A fork under profil(1) against the same fork alone (the issue: 1.2x):
-	# the forking process's CPU time (with its children's, exec), and the
-	# busy time of the whole machine, kernel threads included; each a
-	# median of ratios paired by repetition, with its 95% interval.
-	for (i = 1; i <= n; i++) if (T[i] == "profilfork") {
-		C[i, "fork"] = kv(i, "ns/fork"); C[i, "sys"] = kv(i, "sys/fork")
-	}
-	for (m = 1; m <= 2; m++) {
-		mode = m == 1 ? "fork" : "exec"
+	      f(fp / 1000, 0) " us with one the children do not inherit (paired: " \
+	      mci(pmed("forkexec", "exec", 0, "parent", 0, "fork"), 2) "x), " \
+	      f(fs / 1000, 0) " us (" f(fsl / 1000, 0) "–" f(fsh / 1000, 0) ") with one to inherit (paired: " \
+	      mci(pmed("forkexec", "exec", 0, "session", 0, "fork"), 2) "x)." > MD
+	for (c = 1; c <= 2; c++) {
+		mode = c == 1 ? "fork" : "exec"
 		pa = cmed("profilfork", mode ":alone", 0, "fork")
-		if (pa == "")
-			continue
-		nr = NM
-		pp = cmed("profilfork", mode ":profil", 0, "fork")
-		qp = pratio("profilfork", mode ":alone", mode ":perf", "fork")
-		qc = pratio("profilfork", mode ":alone", mode ":perfchildren", "fork")
-		print "" > md
-		print "fork" (mode == "exec" ? " + exec of /bin/true" : "") " + exit + wait under profil(1), on one CPU, " \
-		      nr " repetitions: " f(pp / 1000, 0) " us against " f(pa / 1000, 0) " us alone (medians); " \
-		      "paired by repetition, " pratio("profilfork", mode ":alone", mode ":profil", "fork") \
-		      " of the same alone, with --children " pratio("profilfork", mode ":alone", mode ":children", "fork") \
-		      " (target: 1.2x).  The whole machine's busy time: " \
-		      pratio("profilfork", mode ":alone", mode ":profil", "sys") ", with --children " \
-		      pratio("profilfork", mode ":alone", mode ":children", "sys") "." \
-		      (qp == "" ? "" : "  Under perf record at the same rate (task-clock, a sample a ms): " \
-		       qp (qc == "" ? "" : ", with its children " qc) \
-		       "; profil(1) to perf record, paired: " pratio("profilfork", mode ":perf", mode ":profil", "fork") ".") > md
+		if (pa == "") continue
+		print "" > MD
+		print (mode == "exec" ? "fork + exec of /bin/true" : "fork") " + exit + wait on one CPU, " \
+		      "alone " f(pa / 1000, 0) " us; paired by repetition, under profil(1) " \
+		      mci(pmed("profilfork", mode ":alone", 0, mode ":profil", 0, "fork"), 2) "x, with --children " \
+		      mci(pmed("profilfork", mode ":alone", 0, mode ":children", 0, "fork"), 2) "x; the whole " \
+		      "machine's busy time " mci(pmed("profilfork", mode ":alone", 0, mode ":profil", 0, "sys"), 2) \
+		      "x and " mci(pmed("profilfork", mode ":alone", 0, mode ":children", 0, "sys"), 2) "x. Under " \
+		      "perf record at a sample a ms of task clock: " \
+		      mci(pmed("profilfork", mode ":alone", 0, mode ":perf", 0, "fork"), 2) "x." > MD
 	}
+
+	# Kernel memory per session.
 	for (i = 1; i <= n; i++) if (T[i] == "sessmem") {
 		SM[W[i], R[i], P[i], "slab"] = kv(i, "slab_kb")
 		SM[W[i], R[i], P[i], "vm"] = kv(i, "vmalloc_kb")
 		SMR[W[i], P[i]] = 1
 	}
-	print "" > md
-	print "| sessions | slab KiB per session | vmalloc KiB per session |" > md
-	print "|---|---|---|" > md
+	print "" > MD
+	print "| sessions | slab KiB per session | vmalloc KiB per session |" > MD
+	print "|---|---|---|" > MD
 	split("1 100 1000", ns, " ")
 	for (c = 1; c <= 3; c++) {
 		line = "| " ns[c] " |"
@@ -387,16 +449,20 @@ END {
 			med_reset()
 			for (p = 1; p <= 9; p++) if ((ns[c] SUBSEP p) in SMR)
 				med_push((SM[ns[c], 1, p, ks[k]] - SM[ns[c], 0, p, ks[k]]) / ns[c])
-			v = med()
-			line = line " " f(v, 1) " (" f(CLO, 1) "–" f(CHI, 1) ") |"
+			line = line " " mci(med(), 1) " |"
 		}
-		print line > md
+		print line > MD
 	}
-	close(md)
+	# Where the time went.
+	if (TIME["others"] != "" && TIME["sessmem"] != "")
+		print "\nThe guest's time: the matrix " int((TIME["others"] - TIME["matrix"]) / 60) \
+		      " min, regions and forks " int((TIME["sessmem"] - TIME["others"]) / 60) \
+		      " min, kernel memory " int((TIME["end"] - TIME["sessmem"]) / 60) " min." > MD
+	close(MD)
 
-	# The plot's data: cpu workload, ns/sample by rate, one column a tool.
+	# The plot's data: cpu workload, ns per tick taken by rate.
 	dat = out "/cost.dat"
-	print "rate null-timer profil.ko perf-record bpf-sampler glibc-profil" > dat
+	print "rate null-timer profil.ko perf-record bpf-sampler" > dat
 	split("100 " INFO["hz"] " 1000 10000", rs, " ")
 	for (c = 1; c <= 4; c++) {
 		line = rs[c]
@@ -405,9 +471,31 @@ END {
 			v = MED[ts[k], "cpu", rs[c]]
 			line = line " " (v == "" || v <= 0 ? "NaN" : v)
 		}
-		v = MED["glibc", "cpu", 0]
-		line = line " " (rs[c] == 100 && v > 0 ? v : "NaN")
 		print line > dat
 	}
 	close(dat)
+
+	# README's summary sentence (bench/readme.sh puts it there).
+	sm = out "/summary.md"
+	split("null perf bpf", ts, " ")
+	peer_lo = peer_hi = ""
+	for (k = 1; k <= 3; k++) {
+		v = cmed(ts[k], "sys", 10000, "tpct")
+		if (v == "") continue
+		if (peer_lo == "" || v < peer_lo) peer_lo = v
+		if (peer_hi == "" || v > peer_hi) peer_hi = v
+	}
+	m1 = tmed("null", "profil", "cpu", 10000, "mextra"); a1 = CLO; b1 = CHI
+	m4 = tmed("null", "profil", "mt", 10000, "mextra"); a4 = CLO; b4 = CHI
+	mp = tmed("perf", "profil", "cpu", 10000, "mextra"); ap = CLO; bp = CHI
+	print "In short (" INFO["kernel"] " guest, " INFO["reps"] " repetitions, bench/out/table.md, " \
+	      "written from bench/out/bench.log): at 10 kHz profil.ko costs the whole machine " \
+	      f(m1, 2) "x (" f(a1, 2) "–" f(b1, 2) ") the extra busy time of a bare perf timer at the same " \
+	      "rate with one thread and " f(m4, 2) "x (" f(a4, 2) "–" f(b4, 2) ") with four, and " \
+	      f(mp, 2) "x (" f(ap, 2) "–" f(bp, 2) ") that of perf record; its split of 50/30/20 is off by " \
+	      f(cmed("profil", "cpu", 10000, "err"), 1) " points (perf record's " \
+	      f(cmed("perf", "cpu", 10000, "err"), 1) "), and a syscall-heavy thread gets " \
+	      f(cmed("profil", "sys", 10000, "crd"), 1) "% of the periods its CPU clock owes, where the " \
+	      "peers take " f(peer_lo, 0) "–" f(peer_hi, 0) "% of its ticks." > sm
+	close(sm)
 }

@@ -2,8 +2,9 @@
 # bench/run.sh [KVER]: make bench's host side.  Builds profil.ko for KVER
 # (default: the oldest kernel of the matrix, 6.1), boots one guest of it
 # in mode bench (bench/guest.sh runs every case there) and turns its log
-# into bench/out/ (bench/report.sh).  BENCH_REPS, BENCH_SCALE and
-# BENCH_ONLY (see bench/guest.sh) shorten a run while developing.
+# into bench/out/ (bench.log, and bench/report.sh's files from it).
+# BENCH_REPS, BENCH_SCALE and BENCH_ONLY (see bench/guest.sh) shorten a
+# run while developing.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 b=$top/build/bench
@@ -34,4 +35,12 @@ GUEST_APPEND="profil.bench_reps=${BENCH_REPS:-15} profil.bench_scale=${BENCH_SCA
 	"$top/scripts/guest-run.sh" "$kver" bench "$b/guest.log"
 grep -q '^@@ guest done' "$b/guest.log" ||
 	{ echo "bench: the guest did not finish; see $b/guest.log"; exit 1; }
-"$top/bench/report.sh" "$b/guest.log" "$top/bench/out" "$(( $(date +%s) - start ))"
+# The results, how long it all took and on what, kept under bench/out/:
+# every figure of the tables comes from this file.
+mkdir -p "$top/bench/out"
+{
+	grep '^@@ bench' "$b/guest.log"
+	echo "@@ bench-info secs $(( $(date +%s) - start ))"
+	echo "@@ bench-host $(nproc) x $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
+} > "$top/bench/out/bench.log"
+"$top/bench/report.sh" "$top/bench/out/bench.log" "$top/bench/out"

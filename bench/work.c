@@ -3,8 +3,8 @@
  * work: the workloads of make bench, and the in-process samplers.
  *
  *	work WORKLOAD THREADS TOOL RATE ITERS
- *	  -> "cpu_ns X run_ns X proc_ns X samples N f1 N f2 N f3 N eintr N
- *	      lost N rate R"
+ *	  -> "cpu_ns X run_ns X proc_ns X busy_ns X tool_ns X samples N
+ *	      ticks N f1 N f2 N f3 N eintr N lost N rate R"
  *
  * WORKLOAD is cpu (each thread splits its time 50/30/20 between f1, f2
  * and f3 by construction: one loop body, 5:3:2 iterations, interleaved in
@@ -26,11 +26,22 @@
  *		handler is wrapped to count the signals
  *	ext	nothing in-process: perf record or bench/bpfsample samples it
  * run_ns is the process's CPU time from the end of the tool's setup to the
- * end of the work; cpu_ns from main() on; proc_ns since the fork, exec and
- * loading included (what perf and BPF sample of it).  samples are the tool's own,
- * f1..f3 the ones it put in each function, lost those it dropped.
+ * end of the work (the window); cpu_ns from main() on; proc_ns since the
+ * fork, exec and loading included (what perf and BPF sample of it).
+ * busy_ns is the whole machine's busy time in the window: every CPU's time
+ * less its idle time (/proc/uptime), so that what a tool costs other CPUs
+ * (a BPF program on every CPU's clock, perf record draining its buffers,
+ * kernel threads) counts.  tool_ns (ext) is the CPU time the parent, perf
+ * record or bench/bpfsample, used in the window: their setup (events
+ * opened, buffers mapped, the BPF program loaded) is before it, as
+ * profil.ko's SETUP is, and their wind-down (perf's build-ids) after.
+ * samples are the tool's own: for profil.ko the periods credited, ticks
+ * the timer interrupts it took (struct profil_stats.ticks); for the others
+ * each sample is a tick taken.  f1..f3 are the samples it put in each
+ * function, lost those it counted dropped (profil.ko's missed, the null
+ * timer's PERF_RECORD_LOST).
  *
- *	work classify < PCS  ->  "samples N f1 N f2 N f3 N"
+ *	work classify < PCS  ->  "samples N ticks N f1 N f2 N f3 N"
  *	work hz              ->  the kernel's HZ (profil.ko's default rate)
  *	work lo              ->  the address of f1 (bench/bpfsample's LO)
  * reads "PC [COUNT]" lines (hex PC: perf script -F ip, bench/bpfsample)
@@ -94,12 +105,38 @@ static struct sigaction glibc_act;
 static int (*volatile glibc_profil)(unsigned short *, size_t, size_t,
 				    unsigned int) = profil;
 
-static unsigned long long cpu_ns(void)
+static unsigned long long clock_ns(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	if (clock_gettime(clk, &ts))
+		return 0;
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static unsigned long long cpu_ns(void)
+{
+	return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+/*
+ * The machine's busy time so far, in ns: every online CPU's share of the
+ * time since boot less the idle time of all (/proc/uptime, in 10 ms).  An
+ * interrupt on an idle CPU stops its idle time, so it counts as busy.
+ */
+static unsigned long long busy_ns(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long long now = clock_ns(CLOCK_BOOTTIME);
+	double up, idle;
+	FILE *f = fopen("/proc/uptime", "re");
+	int n = f ? fscanf(f, "%lf %lf", &up, &idle) : 0;
+
+	if (f)
+		fclose(f);
+	if (n != 2)
+		return 0;
+	return now * ncpu - (unsigned long long)(idle * 1e9);
 }
 
 /* f1, f2, f3 or 0 (none of them) for @pc. */
@@ -292,7 +329,7 @@ static unsigned int profil_start(unsigned int rate)
 	return s.rate;
 }
 
-static void profil_count(unsigned long long *samples,
+static void profil_count(unsigned long long *samples, unsigned long long *ticks,
 			 unsigned long long *lost)
 {
 	struct profil_stats st = { .size = sizeof(st) };
@@ -303,7 +340,12 @@ static void profil_count(unsigned long long *samples,
 		exit(4);
 	}
 	close(fd);
+	if (st.size < PROFIL_STATS_SIZE_VER2) {
+		fprintf(stderr, "profil.ko stats: no ticks (size %u)\n", st.size);
+		exit(4);
+	}
 	*samples = st.samples + st.out_of_range + st.saturated;
+	*ticks = st.ticks;
 	*lost = st.missed;
 }
 
@@ -344,15 +386,18 @@ static int classify(void)
 			continue;
 		n[which(pc)] += cnt;
 	}
-	printf("samples %llu f1 %llu f2 %llu f3 %llu\n",
-	       n[0] + n[1] + n[2] + n[3], n[1], n[2], n[3]);
+	printf("samples %llu ticks %llu f1 %llu f2 %llu f3 %llu\n",
+	       n[0] + n[1] + n[2] + n[3], n[0] + n[1] + n[2] + n[3], n[1], n[2],
+	       n[3]);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long long t0 = cpu_ns(), t1, t2, samples = 0, lost = 0;
-	unsigned long long f[4] = { 0 };
+	unsigned long long f[4] = { 0 }, b1, b2, p1 = 0, p2 = 0, ticks = 0;
+	clockid_t parent = 0;
+	int ext;
 	unsigned int rate, nt;
 	void *(*fn)(void *);
 	int block;
@@ -387,6 +432,15 @@ int main(int argc, char **argv)
 		profil_start(rate);
 	else if (!strcmp(tool, "glibc"))
 		glibc_start();
+	/* perf record or bpfsample: their CPU in the window, measured here. */
+	ext = !strcmp(tool, "ext");
+	if (ext && clock_getcpuclockid(getppid(), &parent)) {
+		fprintf(stderr, "work: no CPU clock for the parent\n");
+		return 4;
+	}
+	if (ext)
+		p1 = clock_ns(parent);
+	b1 = busy_ns();
 	t1 = cpu_ns();
 	if (block) {
 		for (unsigned int i = 0; i < nt; i++)
@@ -404,24 +458,32 @@ int main(int argc, char **argv)
 			pthread_join(t[i], NULL);
 	}
 	t2 = cpu_ns();
+	b2 = busy_ns();
+	if (ext)
+		p2 = clock_ns(parent);
 
 	if (!strcmp(tool, "null")) {
 		null_count(&samples, &lost);
+		ticks = samples + lost;
 	} else if (!strcmp(tool, "profil")) {
-		profil_count(&samples, &lost);
+		profil_count(&samples, &ticks, &lost);
 		for (int i = 0; i < NBINS; i++)
 			f[which((uintptr_t)__start_bench_text + 2 * i)] += bins32[i];
 	} else if (!strcmp(tool, "glibc")) {
 		/* scale 0 does not stop glibc's; a NULL buffer does. */
 		glibc_profil(NULL, 0, 0, 0);
-		samples = sigprof;
+		samples = ticks = sigprof;
 		for (int i = 0; i < NBINS; i++)
 			f[which((uintptr_t)__start_bench_text + 2 * i)] += bins16[i];
 		/* What glibc says it samples at (gmon's prof_rate). */
 		rate = __profile_frequency();
 	}
-	printf("cpu_ns %llu run_ns %llu proc_ns %llu samples %llu f1 %llu f2 %llu f3 %llu eintr %llu lost %llu rate %u\n",
-	       t2 - t0, t2 - t1, t2, samples, f[1], f[2], f[3], eintr, lost,
-	       rate);
+	printf("cpu_ns %llu run_ns %llu proc_ns %llu busy_ns %lld tool_ns %llu",
+	       t2 - t0, t2 - t1, t2, (long long)(b2 - b1), p2 - p1);
+	/* ext: the tool's own samples and ticks come from its output. */
+	if (!ext)
+		printf(" samples %llu ticks %llu f1 %llu f2 %llu f3 %llu lost %llu",
+		       samples, ticks, f[1], f[2], f[3], lost);
+	printf(" eintr %llu rate %u\n", eintr, rate);
 	return 0;
 }
