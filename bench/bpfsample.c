@@ -34,6 +34,21 @@ static int unavailable(const char *what, int err)
 	return 3;
 }
 
+/* The per-CPU tick counts summed. */
+static unsigned long long ticks_all(int fd)
+{
+	int n = libbpf_num_possible_cpus(), i;
+	unsigned long long sum = 0;
+	__u64 *v = n > 0 ? calloc(n, sizeof(*v)) : NULL;
+	__u32 k = 0;
+
+	if (v && !bpf_map_lookup_elem(fd, &k, v))
+		for (i = 0; i < n; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
 int main(int argc, char **argv)
 {
 	int go[2], ncpu = sysconf(_SC_NPROCESSORS_ONLN), status, fd, err, i;
@@ -102,10 +117,7 @@ int main(int argc, char **argv)
 				skel->rodata->lo + 2 * k : 0ULL,
 				(unsigned long long)count);
 	fclose(out);
-	k = NBINS + 1;
-	if (bpf_map_lookup_elem(fd, &k, &count))
-		count = 0;
-	printf("ticks_all %llu\n", (unsigned long long)count);
+	printf("ticks_all %llu\n", ticks_all(bpf_map__fd(skel->maps.ticks)));
 	bpfsample__destroy(skel);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

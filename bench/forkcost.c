@@ -7,7 +7,7 @@
  * unloaded, interleaved, and compares medians (scripts/guest-init.sh,
  * mode forkcost).  CPU time, not wall time: TCG's clock is unreliable.
  *
- *	forkcost [N [exec|session|parent]]
+ *	forkcost [N [fork|exec|session|parent|forkparent]]
  *
  * exec: each child execs /bin/true, and the cost is the CPU time of the
  * parent and its children together (fork, exec, exit, wait).  session:
@@ -15,7 +15,10 @@
  * inherits a session (taken over in the child) that its exec then ends
  * (make bench, bench/guest.sh).  parent: the same session with
  * PROFIL_F_NOINHERIT, so that only the parent is profiled: what profiling
- * the forking process costs its forks, without any take-over.
+ * the forking process costs its forks, without any take-over.  fork and
+ * forkparent: the same without exec (fork, exit, wait), the second with
+ * parent's session: the kernel's share of what a fork costs under
+ * profil(1), which adds its agent to that.
  *
  * It also prints "sys/fork N": the busy CPU time of the whole machine per
  * fork (/proc/stat, every CPU, all but idle and iowait), which counts the
@@ -99,13 +102,14 @@ int main(int argc, char **argv)
 {
 	int i, n = argc > 1 ? atoi(argv[1]) : 2000;
 	const char *mode = argc > 2 ? argv[2] : "fork";
-	int ex = strcmp(mode, "fork") != 0;
+	int ex = strcmp(mode, "fork") && strcmp(mode, "forkparent");
 	unsigned long long t0, b0;
 	pid_t pid;
 
 	if (!strcmp(mode, "session") && profile_self(0))
 		return 1;
-	if (!strcmp(mode, "parent") && profile_self(PROFIL_F_NOINHERIT))
+	if ((!strcmp(mode, "parent") || !strcmp(mode, "forkparent")) &&
+	    profile_self(PROFIL_F_NOINHERIT))
 		return 1;
 	b0 = busy_ns();
 	t0 = ex ? tree_ns() : cpu_ns();

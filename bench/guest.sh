@@ -160,18 +160,22 @@ while [ "$rep" -le "$reps" ]; do
 	# CPU, parent and child: on two, under TCG, the parent spins for locks
 	# the child holds as it exits, by as much as the fork costs, more or
 	# less from run to run (alone measured dearer than under profil).
-	# And under perf record at the same rate, a sample a ms of task
-	# clock, of the forking process only (--no-inherit): what sampling by
-	# a perf event costs a fork anyway.
+	# session: the same process profiled by profil.ko alone, no agent
+	# (forkcost's forkparent and parent modes): the kernel's share.  And
+	# under perf record at a sample a ms of task clock, of the forking
+	# process only (--no-inherit): what sampling by a perf event costs a
+	# fork anyway.
 	want profilfork && for m in fork exec; do
-		for t in alone profil children perf; do
+		for t in alone session profil children perf; do
+			fm=$m
 			case $t in
 			alone) run= ;;
+			session) run= fm=${m%exec}parent ;;
 			profil) run="$B/profil -o /dev/null --" ;;
 			children) run="$B/profil --children -o /dev/null --" ;;
 			perf) run="$B/perf record -q -e task-clock -c 1000000 --no-inherit -o /tmp/forkcost.data --" ;;
 			esac
-			echo "@@ bench profilfork $m:$t 0 $rep $(taskset -c 1 $run $B/forkcost $((300 * scale)) $m 2> /dev/null)"
+			echo "@@ bench profilfork $m:$t 0 $rep $(taskset -c 1 $run $B/forkcost $((300 * scale)) $fm 2> /dev/null)"
 			rm -f /tmp/forkcost.data
 		done
 	done

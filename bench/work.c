@@ -17,16 +17,17 @@
  * (block: the spinning thread's).
  * TOOL is one of
  *	none	nothing
- *	null	a task-clock perf event at RATE, inherited by every thread,
- *		whose samples are 8-byte headers in a ring buffer nobody
- *		reads: the floor any tick-based sampler pays
+ *	null	a task-clock perf event at RATE on every thread, whose
+ *		samples are 8-byte headers in a ring buffer nobody reads:
+ *		the floor any tick-based sampler pays
  *	profil	profil.ko at RATE through PROFIL_IOC_SETUP, 32-bit bins over
  *		f1..f3 (scale 0x10000)
  *	glibc	glibc's profil(): ITIMER_PROF and SIGPROF, its only rate; its
  *		handler is wrapped to count the signals
  *	ext	nothing in-process: perf record or bench/bpfsample samples it
- * run_ns is the process's CPU time from the end of the tool's setup to the
- * end of the work (the window); cpu_ns from main() on; proc_ns since the
+ * The threads are made, and every tool set up, before the window opens:
+ * run_ns is the process's CPU time from then to the end of the work (the
+ * window); cpu_ns from main() on; proc_ns since the
  * fork, exec and loading included (what perf and BPF sample of it).
  * busy_ns is the whole machine's busy time in the window: every CPU's time
  * less its idle time (/proc/uptime), so that what a tool costs other CPUs
@@ -34,12 +35,13 @@
  * kernel threads) counts.  tool_ns (ext) is the CPU time the parent, perf
  * record or bench/bpfsample, used in the window: their setup (events
  * opened, buffers mapped, the BPF program loaded) is before it, as
- * profil.ko's SETUP is, and their wind-down (perf's build-ids) after.
+ * profil.ko's SETUP is, and their wind-down (perf record's last read of
+ * its buffers, its file's end) after.
  * samples are the tool's own: for profil.ko the periods credited, ticks
  * the timer interrupts it took (struct profil_stats.ticks); for the others
  * each sample is a tick taken.  f1..f3 are the samples it put in each
- * function, lost those it counted dropped (profil.ko's missed, the null
- * timer's PERF_RECORD_LOST).
+ * function, lost those it counted dropped (profil.ko's missed, the
+ * samples the null timer's buffers had no room for).
  *
  *	work classify < PCS  ->  "samples N ticks N f1 N f2 N f3 N"
  *	work hz              ->  the kernel's HZ (profil.ko's default rate)
@@ -152,25 +154,30 @@ static int which(uintptr_t pc)
 }
 
 /*
- * The null timer: each thread opens its own event (perf refuses to map an
- * inherited per-task one) and its samples go to a ring buffer nobody reads.
+ * The null timer: an event per thread (perf refuses to map an inherited
+ * per-task one), opened for it before the window, whose samples go to a
+ * ring buffer nobody reads.
  */
 #define NULL_PAGES	128
 static unsigned int null_rate;
 static struct perf_event_mmap_page *null_rb[65];
+static int null_fd[65];
 static unsigned int null_nr;
 
-static void null_start(void)
+/* The null timer on thread @tid (0: this one). */
+static void null_start(pid_t tid)
 {
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
 		.config = PERF_COUNT_SW_TASK_CLOCK,
 		.sample_period = 1000000000ULL / null_rate,
+		.read_format = PERF_FORMAT_LOST,
 		.exclude_hv = 1,
 		.wakeup_events = 1U << 31,
 	};
 	long pg = sysconf(_SC_PAGESIZE);
-	int fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = syscall(SYS_perf_event_open, &a, tid, -1, -1,
+			 PERF_FLAG_FD_CLOEXEC);
 	void *rb;
 
 	if (fd < 0) {
@@ -183,17 +190,28 @@ static void null_start(void)
 		perror("mmap");
 		exit(4);
 	}
-	null_rb[__atomic_fetch_add(&null_nr, 1, __ATOMIC_RELAXED)] = rb;
+	null_fd[null_nr] = fd;
+	null_rb[null_nr++] = rb;
 }
 
-/* Samples in the ring buffers, and those they had no room for. */
+/*
+ * Samples in the ring buffers, and those they had no room for: the
+ * kernel's count (PERF_FORMAT_LOST), as a buffer nobody reads never has
+ * room for a PERF_RECORD_LOST either.
+ */
 static void null_count(unsigned long long *samples, unsigned long long *lost)
 {
 	unsigned long long pg = sysconf(_SC_PAGESIZE), head, off;
 	struct perf_event_header *h;
+	struct { __u64 value, lost; } rd;
 	char *data;
 
 	for (unsigned int i = 0; i < null_nr; i++) {
+		if (read(null_fd[i], &rd, sizeof(rd)) != sizeof(rd)) {
+			perror("null timer: read");
+			exit(4);
+		}
+		*lost += rd.lost;
 		head = __atomic_load_n(&null_rb[i]->data_head, __ATOMIC_ACQUIRE);
 		data = (char *)null_rb[i] + pg;
 		for (off = 0; off < head && off < NULL_PAGES * pg; off += h->size) {
@@ -202,8 +220,6 @@ static void null_count(unsigned long long *samples, unsigned long long *lost)
 				break;
 			if (h->type == PERF_RECORD_SAMPLE)
 				++*samples;
-			else if (h->type == PERF_RECORD_LOST)
-				*lost += ((unsigned long long *)(h + 1))[1];
 		}
 	}
 }
@@ -212,9 +228,6 @@ static void *cpu_thread(void *arg)
 {
 	/* Rounds of ~10k iterations per unit: short next to any period. */
 	unsigned long unit = 2000, r;
-
-	if (null_rate)
-		null_start();
 
 	for (r = 0; r < iters / (10 * unit); r++) {
 		f1(5 * unit);
@@ -232,8 +245,6 @@ static void *sys_thread(void *arg)
 	struct pollfd pfd;
 	char buf[64];
 
-	if (null_rate)
-		null_start();
 	if (zfd < 0 || pipe(p))
 		exit(3);
 	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
@@ -305,6 +316,29 @@ static void *block_thread(void *arg)
 	close(p[0]);
 	close(p[1]);
 	return arg;
+}
+
+/*
+ * The worker threads are made before the window and wait at the gate:
+ * once with their tids published (the null timer's events are opened for
+ * them), once more for the window to open.
+ */
+static pthread_barrier_t gate;
+static pid_t worker_tid[64];
+
+struct worker {
+	void *(*fn)(void *);
+	int i;
+};
+
+static void *worker(void *arg)
+{
+	struct worker *w = arg;
+
+	worker_tid[w->i] = gettid();
+	pthread_barrier_wait(&gate);
+	pthread_barrier_wait(&gate);
+	return w->fn(NULL);
 }
 
 /* Arm profil.ko at @rate (0: HZ); the rate in use. */
@@ -396,13 +430,15 @@ int main(int argc, char **argv)
 {
 	unsigned long long t0 = cpu_ns(), t1, t2, samples = 0, lost = 0;
 	unsigned long long f[4] = { 0 }, b1, b2, p1 = 0, p2 = 0, ticks = 0;
+	unsigned long long s0 = 0, k0 = 0, l0 = 0;
 	clockid_t parent = 0;
 	int ext;
-	unsigned int rate, nt;
+	unsigned int rate, nt, workers;
 	void *(*fn)(void *);
 	int block;
 	const char *tool;
 	pthread_t t[64];
+	struct worker w[64];
 
 	if (argc == 2 && !strcmp(argv[1], "classify"))
 		return classify();
@@ -432,6 +468,23 @@ int main(int argc, char **argv)
 		profil_start(rate);
 	else if (!strcmp(tool, "glibc"))
 		glibc_start();
+	/*
+	 * Workers: block's sleepers (this thread spins), or the threads of
+	 * cpu and sys with more than one (with one, this thread works).
+	 */
+	workers = block || nt > 1 ? nt : 0;
+	if (pthread_barrier_init(&gate, NULL, workers + 1))
+		return 3;
+	for (unsigned int i = 0; i < workers; i++) {
+		w[i] = (struct worker){ block ? block_thread : fn, i };
+		if (pthread_create(&t[i], NULL, worker, &w[i]))
+			return 3;
+	}
+	pthread_barrier_wait(&gate);
+	for (unsigned int i = 0; null_rate && i < workers; i++)
+		null_start(worker_tid[i]);
+	if (null_rate && (block || !workers))
+		null_start(0);
 	/* perf record or bpfsample: their CPU in the window, measured here. */
 	ext = !strcmp(tool, "ext");
 	if (ext && clock_getcpuclockid(getppid(), &parent)) {
@@ -441,23 +494,19 @@ int main(int argc, char **argv)
 	if (ext)
 		p1 = clock_ns(parent);
 	b1 = busy_ns();
+	/* profil.ko's counts in the window only: read at both ends. */
+	if (!strcmp(tool, "profil"))
+		profil_count(&s0, &k0, &l0);
 	t1 = cpu_ns();
-	if (block) {
-		for (unsigned int i = 0; i < nt; i++)
-			pthread_create(&t[i], NULL, block_thread, NULL);
+	pthread_barrier_wait(&gate);
+	if (block || !workers)
 		fn(NULL);
-		block_done = 1;
-		for (unsigned int i = 0; i < nt; i++)
-			pthread_join(t[i], NULL);
-	} else if (nt == 1) {
-		fn(NULL);
-	} else {
-		for (unsigned int i = 0; i < nt; i++)
-			pthread_create(&t[i], NULL, fn, NULL);
-		for (unsigned int i = 0; i < nt; i++)
-			pthread_join(t[i], NULL);
-	}
+	block_done = 1;
+	for (unsigned int i = 0; i < workers; i++)
+		pthread_join(t[i], NULL);
 	t2 = cpu_ns();
+	if (!strcmp(tool, "profil"))
+		profil_count(&samples, &ticks, &lost);
 	b2 = busy_ns();
 	if (ext)
 		p2 = clock_ns(parent);
@@ -466,7 +515,9 @@ int main(int argc, char **argv)
 		null_count(&samples, &lost);
 		ticks = samples + lost;
 	} else if (!strcmp(tool, "profil")) {
-		profil_count(&samples, &ticks, &lost);
+		samples -= s0;
+		ticks -= k0;
+		lost -= l0;
 		for (int i = 0; i < NBINS; i++)
 			f[which((uintptr_t)__start_bench_text + 2 * i)] += bins32[i];
 	} else if (!strcmp(tool, "glibc")) {
