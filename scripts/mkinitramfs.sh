@@ -31,6 +31,39 @@ cp "$here/kernel-errors.ere" "$root/kernel-errors.ere"
 [ -z "${KVER:-}" ] || "$here/guest-modules.sh" "$KVER" "$root/opt/profil/kmods"
 chmod 755 "$root/init"
 
+# The libraries a 32-bit ELF file needs, and its interpreter, from its
+# headers (readelf) and the host's 32-bit library directories, never by
+# running its loader: a host without IA32 emulation cannot, and its ldd
+# then names none.
+elf32_needs() {
+	todo=$1 seen=
+	while [ -n "$todo" ]; do
+		# shellcheck disable=SC2086 # a list of paths without spaces
+		set -- $todo
+		x=$1
+		shift
+		todo=$*
+		readelf -lW "$x" 2>/dev/null |
+			sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p'
+		for n in $(readelf -dW "$x" 2>/dev/null |
+			   sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+			case " $seen " in *" $n "*) continue ;; esac
+			seen="$seen $n"
+			for d in /lib32 /usr/lib32 /lib/i386-linux-gnu /usr/lib/i386-linux-gnu; do
+				[ -e "$d/$n" ] || continue
+				echo "$d/$n"
+				todo="$todo $d/$n"
+				break
+			done
+		done
+	done
+}
+
+# Whether $1 is a 32-bit ELF file (EI_CLASS 1).
+is_elf32() {
+	[ "$(od -An -c -N 5 "$1" 2>/dev/null | tr -d ' ')" = '177ELF001' ]
+}
+
 for f in "$@"; do
 	case $f in
 	=*)	# Its times too: Python's compiled modules are valid only
@@ -44,7 +77,10 @@ for f in "$@"; do
 	# And at the path a symbolic link names (the dynamic linker is
 	# /lib64/ld-linux-x86-64.so.2 as an interpreter, and found by its
 	# real path when a new namespace needs it: LD_AUDIT, dlmopen()).
-	ldd "$f" 2>/dev/null | awk '/=>/ { print $3 } /^\t\// { print $1 }' |
+	{
+		ldd "$f" 2>/dev/null | awk '/=>/ { print $3 } /^\t\// { print $1 }'
+		! is_elf32 "$f" || elf32_needs "$f"
+	} |
 	while read -r lib; do
 		[ -e "$lib" ] || continue
 		for p in "$lib" "$(readlink -f "$lib")"; do
