@@ -360,7 +360,7 @@ $(BUILD)/bench/%: bench/%.c | $(BUILD)/bench
 # The guest's programs (bench/guest.sh): the workloads (non-PIE, so PCs
 # from perf and BPF map onto its functions), the CPU-time launcher, the
 # libbpf sampler, the kernel-memory probe, and bench-mcount's three builds.
-BENCH_PROGS	:= $(addprefix $(BUILD)/bench/,work cputree bpfsample sessmem) \
+BENCH_PROGS	:= $(addprefix $(BUILD)/bench/,work cputree bpfsample sessmem threads) \
 		   $(BENCH) $(MCOUNT_BENCH) $(DEMO) $(TOOLS) \
 		   $(BUILD)/selftests/perfhold $(BUILD)/selftests/runas
 

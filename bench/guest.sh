@@ -32,7 +32,8 @@ echo "@@ bench-info hz $hz reps $reps scale $scale kernel $(uname -r) cpus $(npr
 section() { echo "@@ bench-time $1 $(cut -d ' ' -f 1 /proc/uptime)"; }
 
 # Workloads: what bench/work runs, iterations per thread (cpu about 1.4 s
-# of CPU under TCG, mt 1.25 s a thread, mt16 1 s a thread).
+# of CPU under TCG, mt 1.25 s a thread, mt16 1 s a thread; the thread
+# figures come from bench/threads now, and mt16 is left for BENCH_ONLY).
 args() {
 	case $1 in
 	cpu) echo "cpu 1 $((1200000000 * scale))" ;;
@@ -112,10 +113,6 @@ cases() {
 	for tr in none:0 null:$hz profil:$hz profil:10000 glibc:0 perf:$hz bpf:$hz; do
 		echo "$tr block"
 	done
-	# Threads: the cost per tick with 16 (cpu: 1, mt: 4).
-	echo "none:0 mt16"
-	echo "null:10000 mt16"
-	echo "profil:10000 mt16"
 	for w in pg pg-mt pg-mt16; do
 		echo "none:0 $w"
 		echo "glibc:0 $w"
@@ -149,6 +146,13 @@ while [ "$rep" -le "$reps" ]; do
 	want regions && $B/regions 4 10000 $((100000000 * scale)) |
 		while read -r round n rest; do
 			echo "@@ bench regions $n 10000 $rep.$round $rest"
+		done
+	# A tick's cost with 1, 4 and 16 threads, profil.ko's and the null
+	# timer's at 10 kHz, side by side in one process, 3 rounds
+	# (bench/threads.c): "ROUND N TOOL ...".
+	want threads && $B/threads 3 10000 $((100000000 * scale)) |
+		while read -r round n tool rest; do
+			echo "@@ bench threads $n $tool $rep.$round $rest"
 		done
 	# fork + exec + exit + wait, without a session, with one that children
 	# do not inherit (parent) and with one they do.

@@ -72,7 +72,9 @@ function f(x, d) { return x == "" ? "" : sprintf("%." d "f", x) }
 function ms(x) { return x == "" ? "" : f(x / 1e6, 1) }
 function ratio(a, b) { return a == "" || b == "" || b + 0 <= 0 ? "" : a / b }
 # "m (lo–hi)" with d decimals, from the last med().
-function mci(m, d) { return m == "" ? "" : f(m, d) " (" f(CLO, d) "–" f(CHI, d) ")" }
+function mci(m, d) {
+	return m == "" ? "" : CLO == "" ? f(m, d) : f(m, d) " (" f(CLO, d) "–" f(CHI, d) ")"
+}
 
 /^@@ bench-info / { for (i = 3; i < NF; i += 2) INFO[$i] = $(i + 1) }
 /^@@ bench-time / { TIME[$3] = $4 }
@@ -83,7 +85,8 @@ function mci(m, d) { return m == "" ? "" : f(m, d) " (" f(CLO, d) "–" f(CHI, d
 	for (i = 7; i < NF; i += 2) V[n, $i] = $(i + 1)
 	if (kv(n, "not-available") != "") V[n, "note"] = "not available: " kv(n, "not-available")
 	else if (kv(n, "status") != "" && kv(n, "status") + 0 != 0) V[n, "note"] = "failed: status " kv(n, "status")
-	if (T[n] == "regions" || T[n] == "forkexec" || T[n] == "profilfork" || T[n] == "sessmem")
+	if (T[n] == "regions" || T[n] == "forkexec" || T[n] == "profilfork" || T[n] == "sessmem" || \
+	    T[n] == "threads")
 		next
 	SEEN[T[n], W[n], R[n]] = 1
 }
@@ -126,19 +129,15 @@ function tmed(ta, tb, w, r, k,   i, p, A, B) {
 	return med()
 }
 
-# Threads: profil.ko's ns per tick with the threads of wb over its ns per
-# tick with one (cpu), over the same ratio of the null timer, in each
-# repetition: what it adds to what more threads cost any tick under TCG.
-function tnorm(wb,   i, p, a, b, c, d) {
+# Threads: profil.ko's ns per tick with nt threads over its ns per tick
+# with one, over the same ratio of the null timer, in each round of
+# bench/threads: what it adds to what more threads cost any tick (TCG).
+function tnorm(nt,   k, p, a, b, c, d, S) {
+	for (k in TN) { split(k, S, SUBSEP); RP[S[3]] = 1 }
 	med_reset()
-	for (i = 1; i <= n; i++) {
-		if (T[i] != "profil" || W[i] != "cpu" || R[i] != 10000) continue
-		p = P[i]
-		if (!(("profil" SUBSEP wb SUBSEP 10000 SUBSEP p) in IX) || \
-		    !(("null" SUBSEP "cpu" SUBSEP 10000 SUBSEP p) in IX) || \
-		    !(("null" SUBSEP wb SUBSEP 10000 SUBSEP p) in IX)) continue
-		a = C[i, "nps"]; b = C[IX["profil", wb, 10000, p], "nps"]
-		c = C[IX["null", "cpu", 10000, p], "nps"]; d = C[IX["null", wb, 10000, p], "nps"]
+	for (p in RP) {
+		a = TN[1, "profil", p]; b = TN[nt, "profil", p]
+		c = TN[1, "null", p]; d = TN[nt, "null", p]
 		if (a > 0 && b > 0 && c > 0 && d > 0) med_push((b / a) / (d / c))
 	}
 	return med()
@@ -177,7 +176,8 @@ END {
 	csv = out "/results.csv"
 	print "tool,workload,rate_hz,rep,threads,run_ms,tool_ms,busy_ms,extra_ms,machine_extra_ms,samples,ticks,ticks_all,lost,ns_per_tick,credited_pct,ticks_pct,error_pts,eintr,post_ms,ns_per_call,mcount_ns_per_call,calls_kept_pct,note" > csv
 	for (i = 1; i <= n; i++) {
-		if (T[i] == "regions" || T[i] == "forkexec" || T[i] == "profilfork" || T[i] == "sessmem")
+		if (T[i] == "regions" || T[i] == "forkexec" || T[i] == "profilfork" || T[i] == "sessmem" || \
+		    T[i] == "threads")
 			continue
 		t = T[i]; w = W[i]; p = P[i]; ext = t == "perf" || t == "bpf"
 		s = kv(i, "samples"); tk = kv(i, "ticks"); rate = kv(i, "rate")
@@ -269,15 +269,24 @@ END {
 	if (!ok) m = ""
 	target("profil.ko (100 Hz) over glibc-profil (ITIMER_PROF), machine's extra busy time, cpu", \
 	       "<= 0.5x", m, 2, "", 0.5)
+	# Threads (bench/threads): each case's extra CPU over the no-tool
+	# case of its round and thread count, per tick; N threads over 1 in
+	# the same round, and that over the null timer's same ratio.
+	for (i = 1; i <= n; i++) if (T[i] == "threads" && R[i] == "none") TZ[W[i], P[i]] = kv(i, "cpu_ns")
+	for (i = 1; i <= n; i++)
+		if (T[i] == "threads" && R[i] != "none" && kv(i, "ticks") > 0 && ((W[i] SUBSEP P[i]) in TZ)) {
+			C[i, "tnps"] = (kv(i, "cpu_ns") - TZ[W[i], P[i]]) / kv(i, "ticks")
+			TN[W[i], R[i], P[i]] = C[i, "tnps"]
+		}
 	for (c = 1; c <= 2; c++) {
-		w = c == 1 ? "mt" : "mt16"; nt = c == 1 ? 4 : 16
-		m = pmed("profil", "cpu", 10000, w, 10000, "nps")
-		target("profil.ko ns per tick taken, " nt " threads over 1 (" w " over cpu, 10 kHz)", \
+		nt = c == 1 ? 4 : 16
+		m = pmed("threads", 1, "profil", nt, "profil", "tnps")
+		target("profil.ko ns per tick taken, " nt " threads over 1 (bench/threads, 10 kHz, rounds in one process)", \
 		       "0.9–1.1x", m, 2, 0.9, 1.1)
-		m = pmed("null", "cpu", 10000, w, 10000, "nps")
+		m = pmed("threads", 1, "null", nt, "null", "tnps")
 		print "| (the null timer's same ratio, " nt " threads: " mci(m, 2) "x) | | | |" > MD
-		m = tnorm(w)
-		target("the same over the null timer's same ratio, repetition by repetition", \
+		m = tnorm(nt)
+		target("the same over the null timer's same ratio, round by round", \
 		       "0.9–1.1x", m, 2, 0.9, 1.1)
 	}
 	# Regions: each case's extra CPU over the no-session case of its

@@ -30,7 +30,7 @@ echo "bench: guest $kver, $(nproc) host CPUs ($(sed -n 's/^model name[^:]*: //p'
 GUEST_TESTS= GUEST_NOMOD_TESTS= GUEST_HELPERS="perfhold runas" \
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-5400} GUEST_MEM=${GUEST_MEM:-2048} \
 GUEST_EXTRA="$b/guest/perf $b/guest/guest.sh $b/work $b/cputree $b/bpfsample
-	$b/sessmem $b/mcount-none $b/mcount-glibc $b/mcount-libprofil" \
+	$b/sessmem $b/threads $b/mcount-none $b/mcount-glibc $b/mcount-libprofil" \
 GUEST_APPEND="profil.bench_reps=${BENCH_REPS:-15} profil.bench_scale=${BENCH_SCALE:-1} profil.bench_only=${BENCH_ONLY:-.}" \
 	"$top/scripts/guest-run.sh" "$kver" bench "$b/guest.log"
 grep -q '^@@ guest done' "$b/guest.log" ||

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * threads: what a tick costs with 1, 4 and 16 threads, profil.ko's and a
+ * bare perf timer's, side by side in one process.  A fixed amount of work
+ * (ITERATIONS of a loop, split evenly between the threads) is timed in the
+ * process's CPU time with no tool, with the null timer (a task-clock perf
+ * event per thread at RATE whose samples go to a ring buffer nobody
+ * reads) and with profil.ko at RATE, for each number of threads, ROUNDS
+ * times, in an order rotated every round: what the host does to the guest
+ * (TCG) from one moment to the next weighs on every case alike.  The
+ * threads are made, and the tool set up, before the clock is read; a
+ * case's extra CPU time over the no-tool case of its round and thread
+ * count, over the ticks it took (struct profil_stats.ticks, or the null
+ * timer's samples and lost ones), is what a tick costs.
+ *
+ *	threads ROUNDS RATE ITERATIONS
+ *	  -> per round and case "ROUND NTHREADS TOOL cpu_ns X ticks T"
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/profil.h>
+
+#define MAX_THREADS	16
+#define RB_PAGES	64
+
+static volatile unsigned long sink;
+static unsigned int bins[1024];
+static unsigned long share;
+static pthread_barrier_t gate;
+static pid_t tid[MAX_THREADS];
+
+static unsigned long long cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+__attribute__((noinline, aligned(64))) static void work(unsigned long n)
+{
+	while (n--)
+		sink += n;
+}
+
+/* Publish the tid, wait for the tool, wait for the clock, work. */
+static void *worker(void *arg)
+{
+	tid[(long)arg] = gettid();
+	pthread_barrier_wait(&gate);
+	pthread_barrier_wait(&gate);
+	work(share);
+	return NULL;
+}
+
+struct null_timer {
+	int fd;
+	void *rb;
+};
+
+static int null_open(struct null_timer *nt, pid_t t, unsigned int rate)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.sample_period = 1000000000ULL / rate,
+		.read_format = PERF_FORMAT_LOST,
+		.exclude_hv = 1,
+		.wakeup_events = 1U << 31,
+	};
+	long pg = sysconf(_SC_PAGESIZE);
+
+	nt->fd = syscall(SYS_perf_event_open, &a, t, -1, -1,
+			 PERF_FLAG_FD_CLOEXEC);
+	if (nt->fd < 0)
+		return -1;
+	nt->rb = mmap(NULL, (RB_PAGES + 1) * pg, PROT_READ | PROT_WRITE,
+		      MAP_SHARED, nt->fd, 0);
+	return nt->rb == MAP_FAILED ? -1 : 0;
+}
+
+/* The samples the ring got and those it had no room for; closes it. */
+static unsigned long long null_close(struct null_timer *nt)
+{
+	struct perf_event_mmap_page *m = nt->rb;
+	unsigned long long pg = sysconf(_SC_PAGESIZE);
+	struct perf_event_header *h;
+	struct { __u64 value, lost; } rd = { 0, 0 };
+	unsigned long long n = 0, off, head;
+
+	head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+	for (off = 0; off < head && off < RB_PAGES * pg; off += h->size) {
+		h = (void *)((char *)m + pg + off);
+		if (!h->size)
+			break;
+		n += h->type == PERF_RECORD_SAMPLE;
+	}
+	if (read(nt->fd, &rd, sizeof(rd)) != sizeof(rd))
+		rd.lost = 0;
+	munmap(nt->rb, (RB_PAGES + 1) * pg);
+	close(nt->fd);
+	return n + rd.lost;
+}
+
+static unsigned long long profil_ticks(int fd)
+{
+	struct profil_stats st = { .size = sizeof(st) };
+
+	if (ioctl(fd, PROFIL_IOC_STATS, &st) || st.size < PROFIL_STATS_SIZE_VER2) {
+		perror("threads: stats");
+		exit(1);
+	}
+	return st.ticks;
+}
+
+static int profil_arm(int fd, unsigned int rate)
+{
+	struct profil_region r = {
+		.buf = (unsigned long)bins, .bufsize = sizeof(bins),
+		.offset = (unsigned long)work, .scale = PROFIL_SCALE_ONE,
+		.flags = PROFIL_REGION_U32,
+	};
+	struct profil_setup s = {
+		.size = sizeof(s), .rate = rate, .nr_regions = 1,
+		.region_size = sizeof(r), .regions = (unsigned long)&r,
+	};
+
+	return ioctl(fd, PROFIL_IOC_SETUP, &s);
+}
+
+/* One case: @n threads, @tool 0 none, 1 null timer, 2 profil.ko. */
+static void run(int fd, int round, int n, int tool, unsigned int rate,
+		unsigned long iters)
+{
+	static const char *const name[] = { "none", "null", "profil" };
+	struct null_timer nt[MAX_THREADS];
+	unsigned long long t, ticks = 0;
+	pthread_t th[MAX_THREADS];
+	long i;
+
+	share = iters / n;
+	if (pthread_barrier_init(&gate, NULL, n + 1))
+		exit(1);
+	for (i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, worker, (void *)i))
+			exit(1);
+	pthread_barrier_wait(&gate);
+	for (i = 0; tool == 1 && i < n; i++)
+		if (null_open(&nt[i], tid[i], rate)) {
+			perror("threads: null timer");
+			exit(1);
+		}
+	if (tool == 2 && profil_arm(fd, rate)) {
+		perror("threads: profil.ko");
+		exit(1);
+	}
+	if (tool == 2)
+		ticks = profil_ticks(fd);
+	t = cpu_ns();
+	pthread_barrier_wait(&gate);
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	t = cpu_ns() - t;
+	if (tool == 2) {
+		ticks = profil_ticks(fd) - ticks;
+		ioctl(fd, PROFIL_IOC_OFF, 0);
+	}
+	for (i = 0; tool == 1 && i < n; i++)
+		ticks += null_close(&nt[i]);
+	pthread_barrier_destroy(&gate);
+	printf("%d %d %s cpu_ns %llu ticks %llu\n", round, n, name[tool], t,
+	       ticks);
+}
+
+int main(int argc, char **argv)
+{
+	static const int counts[3] = { 1, 4, MAX_THREADS };
+	int rounds = argc > 1 ? atoi(argv[1]) : 4;
+	unsigned int rate = argc > 2 ? atoi(argv[2]) : 10000;
+	unsigned long iters = argc > 3 ? atol(argv[3]) : 100000000;
+	int fd = open("/dev/profil", O_RDWR | O_CLOEXEC), round, k, j;
+
+	if (fd < 0 || rounds < 1 || !rate) {
+		perror("threads: /dev/profil");
+		return 2;
+	}
+	for (round = 1; round <= rounds; round++)
+		for (k = 0; k < 3; k++)
+			for (j = 0; j < 3; j++)
+				run(fd, round, counts[(round + k) % 3],
+				    (round + j) % 3, rate, iters);
+	return 0;
+}
