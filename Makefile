@@ -364,6 +364,7 @@ BENCH_PROGS	:= $(addprefix $(BUILD)/bench/,work cputree bpfsample sessmem thread
 		   $(BENCH) $(MCOUNT_BENCH) $(DEMO) $(TOOLS) \
 		   $(BUILD)/selftests/perfhold $(BUILD)/selftests/runas
 
+$(BUILD)/bench/work $(BUILD)/bench/threads: bench/nulltimer.h
 $(BUILD)/bench/work: bench/work.c | $(BUILD)/bench
 	$(CC) $(CFLAGS) -Wall -Wextra -pthread -no-pie -Iuapi -o $@ $<
 

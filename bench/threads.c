@@ -30,6 +30,8 @@
 #include <unistd.h>
 #include <linux/profil.h>
 
+#include "nulltimer.h"
+
 #define MAX_THREADS	16
 #define RB_PAGES	64
 
@@ -61,55 +63,6 @@ static void *worker(void *arg)
 	pthread_barrier_wait(&gate);
 	work(share);
 	return NULL;
-}
-
-struct null_timer {
-	int fd;
-	void *rb;
-};
-
-static int null_open(struct null_timer *nt, pid_t t, unsigned int rate)
-{
-	struct perf_event_attr a = {
-		.type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
-		.config = PERF_COUNT_SW_TASK_CLOCK,
-		.sample_period = 1000000000ULL / rate,
-		.read_format = PERF_FORMAT_LOST,
-		.exclude_hv = 1,
-		.wakeup_events = 1U << 31,
-	};
-	long pg = sysconf(_SC_PAGESIZE);
-
-	nt->fd = syscall(SYS_perf_event_open, &a, t, -1, -1,
-			 PERF_FLAG_FD_CLOEXEC);
-	if (nt->fd < 0)
-		return -1;
-	nt->rb = mmap(NULL, (RB_PAGES + 1) * pg, PROT_READ | PROT_WRITE,
-		      MAP_SHARED, nt->fd, 0);
-	return nt->rb == MAP_FAILED ? -1 : 0;
-}
-
-/* The samples the ring got and those it had no room for; closes it. */
-static unsigned long long null_close(struct null_timer *nt)
-{
-	struct perf_event_mmap_page *m = nt->rb;
-	unsigned long long pg = sysconf(_SC_PAGESIZE);
-	struct perf_event_header *h;
-	struct { __u64 value, lost; } rd = { 0, 0 };
-	unsigned long long n = 0, off, head;
-
-	head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
-	for (off = 0; off < head && off < RB_PAGES * pg; off += h->size) {
-		h = (void *)((char *)m + pg + off);
-		if (!h->size)
-			break;
-		n += h->type == PERF_RECORD_SAMPLE;
-	}
-	if (read(nt->fd, &rd, sizeof(rd)) != sizeof(rd))
-		rd.lost = 0;
-	munmap(nt->rb, (RB_PAGES + 1) * pg);
-	close(nt->fd);
-	return n + rd.lost;
 }
 
 static unsigned long long profil_ticks(int fd)
@@ -144,7 +97,7 @@ static void run(int fd, int round, int n, int tool, unsigned int rate,
 {
 	static const char *const name[] = { "none", "null", "profil" };
 	struct null_timer nt[MAX_THREADS];
-	unsigned long long t, ticks = 0;
+	unsigned long long t, ticks = 0, lost;
 	pthread_t th[MAX_THREADS];
 	long i;
 
@@ -156,10 +109,7 @@ static void run(int fd, int round, int n, int tool, unsigned int rate,
 			exit(1);
 	pthread_barrier_wait(&gate);
 	for (i = 0; tool == 1 && i < n; i++)
-		if (null_open(&nt[i], tid[i], rate)) {
-			perror("threads: null timer");
-			exit(1);
-		}
+		null_timer_open(&nt[i], tid[i], rate, RB_PAGES);
 	if (tool == 2 && profil_arm(fd, rate)) {
 		perror("threads: profil.ko");
 		exit(1);
@@ -175,8 +125,10 @@ static void run(int fd, int round, int n, int tool, unsigned int rate,
 		ticks = profil_ticks(fd) - ticks;
 		ioctl(fd, PROFIL_IOC_OFF, 0);
 	}
-	for (i = 0; tool == 1 && i < n; i++)
-		ticks += null_close(&nt[i]);
+	for (i = 0; tool == 1 && i < n; i++) {
+		ticks += null_timer_samples(&nt[i], &lost) + lost;
+		null_timer_close(&nt[i]);
+	}
 	pthread_barrier_destroy(&gate);
 	printf("%d %d %s cpu_ns %llu ticks %llu\n", round, n, name[tool], t,
 	       ticks);

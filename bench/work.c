@@ -71,6 +71,8 @@
 #include <unistd.h>
 #include <linux/profil.h>
 
+#include "nulltimer.h"
+
 int profil(unsigned short *buf, size_t size, size_t offset, unsigned int scale);
 int __profile_frequency(void);
 
@@ -153,74 +155,20 @@ static int which(uintptr_t pc)
 	return 0;
 }
 
-/*
- * The null timer: an event per thread (perf refuses to map an inherited
- * per-task one), opened for it before the window, whose samples go to a
- * ring buffer nobody reads.
- */
+/* The null timer: one per thread, opened for it before the window. */
 #define NULL_PAGES	128
 static unsigned int null_rate;
-static struct perf_event_mmap_page *null_rb[65];
-static int null_fd[65];
+static struct null_timer null_timers[65];
 static unsigned int null_nr;
 
-/* The null timer on thread @tid (0: this one). */
-static void null_start(pid_t tid)
-{
-	struct perf_event_attr a = {
-		.type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
-		.config = PERF_COUNT_SW_TASK_CLOCK,
-		.sample_period = 1000000000ULL / null_rate,
-		.read_format = PERF_FORMAT_LOST,
-		.exclude_hv = 1,
-		.wakeup_events = 1U << 31,
-	};
-	long pg = sysconf(_SC_PAGESIZE);
-	int fd = syscall(SYS_perf_event_open, &a, tid, -1, -1,
-			 PERF_FLAG_FD_CLOEXEC);
-	void *rb;
-
-	if (fd < 0) {
-		perror("perf_event_open");
-		exit(4);
-	}
-	rb = mmap(NULL, (NULL_PAGES + 1) * pg, PROT_READ | PROT_WRITE,
-		  MAP_SHARED, fd, 0);
-	if (rb == MAP_FAILED) {
-		perror("mmap");
-		exit(4);
-	}
-	null_fd[null_nr] = fd;
-	null_rb[null_nr++] = rb;
-}
-
-/*
- * Samples in the ring buffers, and those they had no room for: the
- * kernel's count (PERF_FORMAT_LOST), as a buffer nobody reads never has
- * room for a PERF_RECORD_LOST either.
- */
+/* Samples in the ring buffers, and those they had no room for. */
 static void null_count(unsigned long long *samples, unsigned long long *lost)
 {
-	unsigned long long pg = sysconf(_SC_PAGESIZE), head, off;
-	struct perf_event_header *h;
-	struct { __u64 value, lost; } rd;
-	char *data;
+	unsigned long long l;
 
 	for (unsigned int i = 0; i < null_nr; i++) {
-		if (read(null_fd[i], &rd, sizeof(rd)) != sizeof(rd)) {
-			perror("null timer: read");
-			exit(4);
-		}
-		*lost += rd.lost;
-		head = __atomic_load_n(&null_rb[i]->data_head, __ATOMIC_ACQUIRE);
-		data = (char *)null_rb[i] + pg;
-		for (off = 0; off < head && off < NULL_PAGES * pg; off += h->size) {
-			h = (void *)(data + off);
-			if (!h->size)
-				break;
-			if (h->type == PERF_RECORD_SAMPLE)
-				++*samples;
-		}
+		*samples += null_timer_samples(&null_timers[i], &l);
+		*lost += l;
 	}
 }
 
@@ -482,9 +430,11 @@ int main(int argc, char **argv)
 	}
 	pthread_barrier_wait(&gate);
 	for (unsigned int i = 0; null_rate && i < workers; i++)
-		null_start(worker_tid[i]);
+		null_timer_open(&null_timers[null_nr++], worker_tid[i],
+				null_rate, NULL_PAGES);
 	if (null_rate && (block || !workers))
-		null_start(0);
+		null_timer_open(&null_timers[null_nr++], 0, null_rate,
+				NULL_PAGES);
 	/* perf record or bpfsample: their CPU in the window, measured here. */
 	ext = !strcmp(tool, "ext");
 	if (ext && clock_getcpuclockid(getppid(), &parent)) {
