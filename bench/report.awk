@@ -151,6 +151,16 @@ function vs(peer, w,   m) {
 	return CLO == "" ? f(m, 2) "x" : f(m, 2) "x (" f(CLO, 2) "–" f(CHI, 2) ")"
 }
 
+# bench/threads' ns per tick of @tool with @nt threads in words.
+function tns(nt, tool,   m) {
+	m = cmed("threads", nt, tool, "tnps")
+	return CLO != "" && CLO > 0 ? mci(m, 0) : "below the noise"
+}
+
+# Whether bench/threads' ns per tick of @tool with @nt threads is above
+# the noise: its interval above zero.
+function tabove(nt, tool) { cmed("threads", nt, tool, "tnps"); return CLO != "" && CLO > 0 }
+
 # Whether the machine's extra busy time of (t, w, r) is above the noise:
 # its interval above zero.
 function above(t, w, r) { cmed(t, w, r, "mextra"); return CLO != "" && CLO > 0 }
@@ -278,14 +288,20 @@ END {
 			C[i, "tnps"] = (kv(i, "cpu_ns") - TZ[W[i], P[i]]) / kv(i, "ticks")
 			TN[W[i], R[i], P[i]] = C[i, "tnps"]
 		}
+	print "| (bench/threads, ns per tick taken: profil.ko with 1, 4, 16 threads " \
+	      tns(1, "profil") ", " tns(4, "profil") ", " tns(16, "profil") "; the null timer " \
+	      tns(1, "null") ", " tns(4, "null") ", " tns(16, "null") ") | | | |" > MD
 	for (c = 1; c <= 2; c++) {
 		nt = c == 1 ? 4 : 16
-		m = pmed("threads", 1, "profil", nt, "profil", "tnps")
+		m = tabove(1, "profil") && tabove(nt, "profil") ? \
+		    pmed("threads", 1, "profil", nt, "profil", "tnps") : ""
 		target("profil.ko ns per tick taken, " nt " threads over 1 (bench/threads, 10 kHz, rounds in one process)", \
 		       "0.9–1.1x", m, 2, 0.9, 1.1)
-		m = pmed("threads", 1, "null", nt, "null", "tnps")
+		m = tabove(1, "null") && tabove(nt, "null") ? \
+		    pmed("threads", 1, "null", nt, "null", "tnps") : ""
 		print "| (the null timer's same ratio, " nt " threads: " mci(m, 2) "x) | | | |" > MD
-		m = tnorm(nt)
+		m = tabove(1, "profil") && tabove(nt, "profil") && tabove(1, "null") && \
+		    tabove(nt, "null") ? tnorm(nt) : ""
 		target("the same over the null timer's same ratio, round by round", \
 		       "0.9–1.1x", m, 2, 0.9, 1.1)
 	}
