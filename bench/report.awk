@@ -226,8 +226,7 @@ END {
 		C[i, "err"] = err; C[i, "lost"] = kv(i, "lost"); C[i, "eintr"] = kv(i, "eintr")
 		C[i, "post"] = kv(i, "post_tree_ns") == "" ? "" : kv(i, "post_tree_ns") / 1e6
 		C[i, "call"] = call; C[i, "mcount"] = mc; C[i, "kept"] = kept; C[i, "samples"] = s
-		C[i, "tree"] = kv(i, "tree_ns"); C[i, "rate"] = rate
-		IX[t, w, R[i], p] = i
+		C[i, "rate"] = rate
 		printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", \
 			name(t), w, R[i], p, kv(i, "threads"), ms(run), \
 			ms(kv(i, "tool_ns")), ms(busy), ms(extra), ms(mextra), s, tk, kv(i, "ticks_all"), kv(i, "lost"), \
@@ -347,9 +346,10 @@ END {
 	}
 	# mcount: libprofil's cost per call with N threads over one thread's,
 	# each the -pg build's call less the no -pg build's, same repetition.
-	for (i = 1; i <= n; i++) if (W[i] ~ /^pg-mt/ && T[i] == "profil")
+	# (Every -pg build's, for the mcount table below too.)
+	for (i = 1; i <= n; i++) if (W[i] ~ /^pg-mt/ && T[i] != "none")
 		for (j = 1; j <= n; j++)
-			if (T[j] == "profil" && W[j] == "pg" && R[j] == R[i] && P[j] == P[i])
+			if (T[j] == T[i] && W[j] == "pg" && R[j] == R[i] && P[j] == P[i])
 				C[i, "scale"] = ratio(C[i, "mcount"], C[j, "mcount"])
 	for (c = 1; c <= 2; c++) {
 		w = c == 1 ? "pg-mt" : "pg-mt16"
@@ -434,11 +434,6 @@ END {
 		for (k = 1; k <= 3; k++) {
 			ww = pw[k]
 			if (!((t SUBSEP ww SUBSEP r) in SEEN)) continue
-			if (t != "none" && k > 1)
-				for (i = 1; i <= n; i++) if (W[i] == ww && T[i] == t && R[i] == r)
-					for (jj = 1; jj <= n; jj++)
-						if (T[jj] == t && W[jj] == "pg" && R[jj] == r && P[jj] == P[i])
-							C[i, "scale"] = ratio(C[i, "mcount"], C[jj, "mcount"])
 			sc = k == 1 || t == "none" ? "" : cmed(t, ww, r, "scale")
 			sc = sc == "" ? "" : mci(sc, 2) "x"
 			printf "| %s | %s | %s | %s | %s | %s | %s |\n", \
