@@ -40,6 +40,7 @@ args() {
 	mt) echo "cpu 4 $((250000000 * scale))" ;;
 	mt16) echo "cpu 16 $((50000000 * scale))" ;;
 	sys) echo "sys 1 $((10000 * scale))" ;;
+	sys4) echo "sys 1 $((40000 * scale))" ;;
 	block) echo "block 4 $((600000000 * scale))" ;;
 	esac
 }
@@ -108,6 +109,10 @@ cases() {
 		for r in $peer_rates; do echo "perf:$r $w"; done
 		for r in $peer_rates; do echo "bpf:$r $w"; done
 	done
+	# profil.ko's periods credited at 100 Hz over 4x as long: a run ends
+	# with up to a tick's time not yet credited, a period or more of the
+	# 35 or so that the sys run gives at 100 Hz.
+	echo "profil:100 sys4"
 	# What each tool does to threads asleep in poll, nanosleep,
 	# epoll_wait and sem_timedwait while another spins: their EINTR.
 	for tr in none:0 null:$hz profil:$hz profil:10000 glibc:0 perf:$hz bpf:$hz; do
@@ -136,8 +141,51 @@ while [ "$rep" -le "$reps" ]; do
 done
 
 # The figures outside the matrix, interleaved the same way (BENCH_ONLY
-# matches their names: regions, forkexec, profilfork, sessmem).
+# matches their names: regions, threads, ticktrace, forkexec, profilfork,
+# sessmem).
 want() { echo "$1" | grep -qE "$only"; }
+
+# ticktrace: every tick's hrtimer callback (perf_swevent_hrtimer, which
+# runs profil.ko's or the null timer's overflow handler) from entry to
+# exit, in TSC cycles, by the timer tracepoints.  The entry's filter keeps
+# that callback's; an exit is paired with the entry of the same timer on
+# the same CPU.  bench/threads marks each case's window in the trace.
+T=/sys/kernel/tracing
+ticktrace() {
+	e=$T/events/timer
+	echo "$1" > $e/hrtimer_expire_entry/enable &&
+	echo "$1" > $e/hrtimer_expire_exit/enable
+}
+ticktrace_setup() {
+	[ -d $T/events ] || mount -t tracefs nodev $T || return 1
+	fn=$(awk '$3 == "perf_swevent_hrtimer" { print $1; exit }' /proc/kallsyms)
+	[ -n "$fn" ] && echo x86-tsc > $T/trace_clock &&
+	echo 16384 > $T/buffer_size_kb &&
+	echo "function == 0x$fn" > $T/events/timer/hrtimer_expire_entry/filter &&
+	mhz=$(dmesg | sed -n 's/.*tsc: Detected \([0-9.]*\) MHz.*/\1/p' | head -n 1) &&
+	echo "@@ bench-info tsc_mhz $mhz"
+}
+# The median callback of each case marked: "ROUND N TOOL CYCLES COUNT".
+ticktrace_cases() {
+	awk '{
+		for (i = 1; i <= NF && $i !~ /^\[[0-9]+\]$/; i++);
+		cpu = $i
+		for (; i <= NF && $i !~ /^[0-9.]+:$/; i++);
+		ts = substr($i, 1, length($i) - 1); ev = $(i + 1); a = $(i + 2)
+		if (ev == "tracing_mark_write:" && a == "threads-case")
+			key = $(i + 6) == "begin" ? $(i + 3) " " $(i + 4) " " $(i + 5) : ""
+		else if (ev == "hrtimer_expire_entry:" && /function=perf_swevent_hrtimer /) {
+			T0[cpu] = ts; H[cpu] = a
+		} else if (ev == "hrtimer_expire_exit:" && (cpu in T0) && H[cpu] == a) {
+			if (key != "")
+				print key, ts - T0[cpu]
+			delete T0[cpu]
+		}
+	}' $T/trace | sort -k1,1n -k2,2n -k3,3 -k4,4n |
+	awk '{ k = $1 " " $2 " " $3; c[k]++; d[k, c[k]] = $4 }
+	     END { for (k in c) print k, d[k, int((c[k] + 1) / 2)], c[k] }'
+}
+want ticktrace && { ticktrace_setup || echo "@@ bench-error ticktrace: no tracefs"; }
 section others
 rep=1
 while [ "$rep" -le "$reps" ]; do
@@ -150,10 +198,18 @@ while [ "$rep" -le "$reps" ]; do
 	# A tick's cost with 1, 4 and 16 threads, profil.ko's and the null
 	# timer's at 10 kHz, side by side in one process, 3 rounds
 	# (bench/threads.c): "ROUND N TOOL ...".
-	want threads && $B/threads 3 10000 $((100000000 * scale)) |
+	want threads && taskset -c 1 $B/threads 3 10000 $((100000000 * scale)) |
 		while read -r round n tool rest; do
 			echo "@@ bench threads $n $tool $rep.$round $rest"
 		done
+	# The same, 2 rounds, traced: what each tick's callback takes.
+	if want ticktrace && echo > $T/trace && ticktrace 1; then
+		taskset -c 1 $B/threads 2 10000 $((100000000 * scale)) $T/trace_marker > /dev/null
+		ticktrace 0
+		ticktrace_cases | while read -r round n tool cyc cnt; do
+			echo "@@ bench ticktrace $n $tool $rep.$round cycles $cyc calls $cnt"
+		done
+	fi
 	# fork + exec + exit + wait, without a session, with one that children
 	# do not inherit (parent) and with one they do.
 	want forkexec && for m in exec parent session; do
