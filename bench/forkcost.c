@@ -7,7 +7,7 @@
  * unloaded, interleaved, and compares medians (scripts/guest-init.sh,
  * mode forkcost).  CPU time, not wall time: TCG's clock is unreliable.
  *
- *	forkcost [N [fork|exec|session|parent|forkparent]]
+ *	forkcost [N [fork|exec|session|parent|forkparent [RATE]]]
  *
  * exec: each child execs /bin/true, and the cost is the CPU time of the
  * parent and its children together (fork, exec, exit, wait).  session:
@@ -18,7 +18,8 @@
  * the forking process costs its forks, without any take-over.  fork and
  * forkparent: the same without exec (fork, exit, wait), the second with
  * parent's session: the kernel's share of what a fork costs under
- * profil(1), which adds its agent to that.
+ * profil(1), which adds its agent to that.  RATE: the session's, in Hz
+ * (default 0, HZ); make bench gives forkparent profil(1)'s 1 kHz.
  *
  * It also prints "sys/fork N": the busy CPU time of the whole machine per
  * fork (/proc/stat, every CPU, all but idle and iowait), which counts the
@@ -77,10 +78,10 @@ static unsigned long long busy_ns(void)
 int main(int argc, char **argv);
 
 /*
- * A session at HZ over one page of this program's text; @flags 0, or
- * PROFIL_F_NOINHERIT (mode parent: the children are not profiled).
+ * A session at @rate (0: HZ) over one page of this program's text; @flags
+ * 0, or PROFIL_F_NOINHERIT (mode parent: the children are not profiled).
  */
-static int profile_self(unsigned int flags)
+static int profile_self(unsigned int flags, unsigned int rate)
 {
 	static unsigned short bins[2048];
 	struct profil_region r = { .buf = (unsigned long)bins,
@@ -89,7 +90,7 @@ static int profile_self(unsigned int flags)
 				   .scale = 0x10000 };
 	struct profil_setup s = { .size = sizeof(s), .nr_regions = 1,
 				  .region_size = sizeof(r), .flags = flags,
-				  .regions = (unsigned long)&r };
+				  .rate = rate, .regions = (unsigned long)&r };
 	int fd = open("/dev/profil", O_RDWR | O_CLOEXEC);
 
 	if (fd < 0 || ioctl(fd, PROFIL_IOC_SETUP, &s))
@@ -102,14 +103,15 @@ int main(int argc, char **argv)
 {
 	int i, n = argc > 1 ? atoi(argv[1]) : 2000;
 	const char *mode = argc > 2 ? argv[2] : "fork";
+	unsigned int rate = argc > 3 ? strtoul(argv[3], NULL, 10) : 0;
 	int ex = strcmp(mode, "fork") && strcmp(mode, "forkparent");
 	unsigned long long t0, b0;
 	pid_t pid;
 
-	if (!strcmp(mode, "session") && profile_self(0))
+	if (!strcmp(mode, "session") && profile_self(0, rate))
 		return 1;
 	if ((!strcmp(mode, "parent") || !strcmp(mode, "forkparent")) &&
-	    profile_self(PROFIL_F_NOINHERIT))
+	    profile_self(PROFIL_F_NOINHERIT, rate))
 		return 1;
 	b0 = busy_ns();
 	t0 = ex ? tree_ns() : cpu_ns();

@@ -220,17 +220,17 @@ while [ "$rep" -le "$reps" ]; do
 	# CPU, parent and child: on two, under TCG, the parent spins for locks
 	# the child holds as it exits, by as much as the fork costs, more or
 	# less from run to run (alone measured dearer than under profil).
-	# session: the same process profiled by profil.ko alone, no agent
-	# (forkcost's forkparent and parent modes): the kernel's share.  And
-	# under perf record at a sample a ms of task clock, of the forking
-	# process only (--no-inherit): what sampling by a perf event costs a
-	# fork anyway.
+	# session: the same process profiled by profil.ko alone at profil(1)'s
+	# 1 kHz, no agent (forkcost's forkparent and parent modes): the
+	# kernel's share.  And under perf record at a sample a ms of task
+	# clock, of the forking process only (--no-inherit): what sampling by
+	# a perf event costs a fork anyway.
 	want profilfork && for m in fork exec; do
 		for t in alone session profil children perf; do
 			fm=$m
 			case $t in
 			alone) run= ;;
-			session) run= fm=${m%exec}parent ;;
+			session) run= fm="${m%exec}parent 1000" ;;
 			profil) run="$B/profil -o /dev/null --" ;;
 			children) run="$B/profil --children -o /dev/null --" ;;
 			perf) run="$B/perf record -q -e task-clock -c 1000000 --no-inherit -o /tmp/forkcost.data --" ;;

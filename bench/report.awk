@@ -363,6 +363,16 @@ END {
 		target((mode == "fork" ? "fork + exit" : "fork + exec") " + wait under profil(1)" \
 		       (how == "children" ? " --children" : "") ", over alone (the forking process's CPU, one CPU)", \
 		       "<= 1.2x", m, 2, "", 1.2)
+		if (how == "children") continue
+		# Its parts, at profil(1)'s 1 kHz: profil.ko's session alone
+		# (no agent) and perf record over alone; profil(1) over the
+		# session alone, the agent's share.
+		print "| (the same forks at 1 kHz: with profil.ko's session alone, no agent, " \
+		      mci(pmed("profilfork", mode ":alone", 0, mode ":session", 0, "fork"), 2) \
+		      "x; under perf record --no-inherit " \
+		      mci(pmed("profilfork", mode ":alone", 0, mode ":perf", 0, "fork"), 2) \
+		      "x; under profil(1) over the session alone, the agent's share, " \
+		      mci(pmed("profilfork", mode ":session", 0, mode ":profil", 0, "fork"), 2) "x) | | | |" > MD
 	}
 	# mcount: libprofil's cost per call with N threads over one thread's,
 	# each the -pg build's call less the no -pg build's, same repetition.
@@ -482,7 +492,7 @@ END {
 		print "" > MD
 		print (mode == "exec" ? "fork + exec of /bin/true" : "fork") " + exit + wait on one CPU, " \
 		      "alone " f(pa / 1000, 0) " us; paired by repetition, with a session of profil.ko alone " \
-		      "(no agent, not inherited) " mci(pmed("profilfork", mode ":alone", 0, mode ":session", 0, "fork"), 2) \
+		      "(1 kHz, no agent, not inherited) " mci(pmed("profilfork", mode ":alone", 0, mode ":session", 0, "fork"), 2) \
 		      "x, under profil(1) " \
 		      mci(pmed("profilfork", mode ":alone", 0, mode ":profil", 0, "fork"), 2) "x, with --children " \
 		      mci(pmed("profilfork", mode ":alone", 0, mode ":children", 0, "fork"), 2) "x; the whole " \
