@@ -187,7 +187,7 @@ END {
 	print "tool,workload,rate_hz,rep,threads,run_ms,tool_ms,busy_ms,extra_ms,machine_extra_ms,samples,ticks,ticks_all,lost,ns_per_tick,credited_pct,ticks_pct,error_pts,eintr,post_ms,ns_per_call,mcount_ns_per_call,calls_kept_pct,note" > csv
 	for (i = 1; i <= n; i++) {
 		if (T[i] == "regions" || T[i] == "forkexec" || T[i] == "profilfork" || T[i] == "sessmem" || \
-		    T[i] == "threads")
+		    T[i] == "threads" || T[i] == "ticktrace")
 			continue
 		t = T[i]; w = W[i]; p = P[i]; ext = t == "perf" || t == "bpf"
 		s = kv(i, "samples"); tk = kv(i, "ticks"); rate = kv(i, "rate")
@@ -205,12 +205,6 @@ END {
 				mextra = busy - BBUSY[w, p]
 				if (tk > 0) nps = mextra / tk
 			}
-			# CPU x rate: the process's CPU in the window for
-			# in-process tools, since the fork for perf and bpf.
-			owed = (ext ? kv(i, "proc_ns") : run) * rate / 1e9
-			if (owed > 0 && t != "none") {
-				crd = 100 * s / owed; tpct = 100 * tk / owed
-			}
 			sum = kv(i, "f1") + kv(i, "f2") + kv(i, "f3")
 			if (sum > 0) {
 				e1 = kv(i, "f1") / sum - 0.5; e2 = kv(i, "f2") / sum - 0.3
@@ -220,6 +214,13 @@ END {
 				if (e3 * e3 > err * err) err = e3 < 0 ? -e3 : e3
 				err *= 100
 			}
+		}
+		# CPU x rate: the process's CPU in the window for in-process
+		# tools, since the fork for perf and bpf (no no-tool run needed).
+		owed = w !~ /^pg/ && kv(i, "note") == "" && run != "" ? \
+		       (ext ? kv(i, "proc_ns") : run) * rate / 1e9 : 0
+		if (owed > 0 && t != "none") {
+			crd = 100 * s / owed; tpct = 100 * tk / owed
 		}
 		C[i, "extra"] = extra; C[i, "mextra"] = mextra; C[i, "nps"] = nps
 		C[i, "ticks"] = tk; C[i, "crd"] = crd; C[i, "tpct"] = tpct
@@ -257,6 +258,7 @@ END {
 	# time of profil.ko over the peer's, paired by repetition.
 	# A ratio only where both extras are above the noise.
 	split("null:1.2 perf:0.7 bpf:1.0", peers, " ")
+	for (i = 1; i <= n; i++) if (T[i] == "ticktrace") C[i, "cyc"] = kv(i, "cycles")
 	for (q = 1; q <= 3; q++) {
 		split(peers[q], pq, ":")
 		for (c = 1; c <= 2; c++) {
@@ -266,6 +268,15 @@ END {
 			target("profil.ko over " name(pq[1]) ", machine's extra busy time, " w " 10 kHz", \
 			       "<= " pq[2] "x", m, 2, "", pq[2])
 		}
+		if (pq[1] != "perf") continue
+		# How much of a tick is profil.ko's own: its hrtimer callback
+		# (traced, bench/threads with one thread on one CPU, 10 kHz).
+		cb = cmed("ticktrace", 1, "profil", "cyc")
+		cb = cb != "" && INFO["tsc_mhz"] > 0 ? 1000 * cb / INFO["tsc_mhz"] : ""
+		print "| (a tick at 10 kHz, cpu, the machine's extra per tick taken: profil.ko " \
+		      mci(cmed("profil", "cpu", 10000, "nps"), 0) " ns, perf record " \
+		      mci(cmed("perf", "cpu", 10000, "nps"), 0) " ns; of profil.ko's, its hrtimer callback, " \
+		      "traced, " f(cb, 0) " ns: the rest is the timer interrupt around it, which every tool pays) | | | |" > MD
 	}
 	# glibc at its one rate, profil.ko at 100 Hz: the same rate.
 	for (i = 1; i <= n; i++) if (T[i] == "glibc" && W[i] == "cpu") GX[P[i]] = C[i, "mextra"]
@@ -307,7 +318,6 @@ END {
 	# The tick itself (bench/threads traced: bench/guest.sh's ticktrace):
 	# each case's median hrtimer callback, entry to exit, in TSC cycles;
 	# N threads over 1 in the same round.
-	for (i = 1; i <= n; i++) if (T[i] == "ticktrace") C[i, "cyc"] = kv(i, "cycles")
 	print "| (traced, the median tick's callback in cycles of the " INFO["tsc_mhz"] \
 	      " MHz TSC: profil.ko with 1, 4, 16 threads " mci(cmed("ticktrace", 1, "profil", "cyc"), 0) \
 	      ", " mci(cmed("ticktrace", 4, "profil", "cyc"), 0) ", " \
@@ -562,7 +572,11 @@ END {
 	      "profil.ko is " vs("null", "cpu") " that under a bare perf timer at the same rate with one " \
 	      "thread and " vs("null", "mt") " with four, and " vs("perf", "cpu") " that under perf record; " \
 	      "its split of 50/30/20 is off by " f(cmed("profil", "cpu", 10000, "err"), 1) \
-	      " points (perf record's " f(cmed("perf", "cpu", 10000, "err"), 1) "). On a syscall-heavy " \
+	      " points (perf record's " f(cmed("perf", "cpu", 10000, "err"), 1) "). A tick's own work in " \
+	      "profil.ko (its hrtimer callback, traced) is " \
+	      mci(pmed("ticktrace", 1, "null", 1, "profil", "cyc"), 2) "x the bare timer's and, with 16 " \
+	      "threads, " mci(pmed("ticktrace", 1, "profil", 16, "profil", "cyc"), 2) "x what it is with " \
+	      "one; the rest of a tick is the timer interrupt's, which every tool pays. On a syscall-heavy " \
 	      "thread every tool takes " f(peer_lo, 0) "–" f(peer_hi, 0) \
 	      "% of the ticks its CPU clock owes (the timing event misses the switch path); profil.ko " \
 	      "credits each with what that clock gained, " f(cmed("profil", "sys", 10000, "crd"), 1) \
