@@ -104,14 +104,17 @@ cases() {
 	for w in cpu mt sys; do
 		echo "none:0 $w"
 		for r in $peer_rates; do echo "null:$r $w"; done
-		for r in $rates; do echo "profil:$r $w"; done
+		# (sys at 100 Hz: sys4 below.)
+		for r in $rates; do
+			[ "$w$r" = sys100 ] || echo "profil:$r $w"
+		done
 		echo "glibc:0 $w"
 		for r in $peer_rates; do echo "perf:$r $w"; done
 		for r in $peer_rates; do echo "bpf:$r $w"; done
 	done
-	# profil.ko's periods credited at 100 Hz over 4x as long: a run ends
-	# with up to a tick's time not yet credited, a period or more of the
-	# 35 or so that the sys run gives at 100 Hz.
+	# profil.ko's periods credited at 100 Hz, over a sys run 4x as long:
+	# a run ends with up to a tick's time not yet credited, a period or
+	# more of the 35 or so that a sys run owes at 100 Hz.
 	echo "profil:100 sys4"
 	# What each tool does to threads asleep in poll, nanosleep,
 	# epoll_wait and sem_timedwait while another spins: their EINTR.
@@ -196,15 +199,15 @@ while [ "$rep" -le "$reps" ]; do
 			echo "@@ bench regions $n 10000 $rep.$round $rest"
 		done
 	# A tick's cost with 1, 4 and 16 threads, profil.ko's and the null
-	# timer's at 10 kHz, side by side in one process, 3 rounds
+	# timer's at 10 kHz, side by side in one process, 4 rounds
 	# (bench/threads.c): "ROUND N TOOL ...".
-	want threads && taskset -c 1 $B/threads 3 10000 $((100000000 * scale)) |
+	want threads && taskset -c 1 $B/threads 4 10000 $((100000000 * scale)) |
 		while read -r round n tool rest; do
 			echo "@@ bench threads $n $tool $rep.$round $rest"
 		done
-	# The same, 2 rounds, traced: what each tick's callback takes.
+	# The same, one round, traced: what each tick's callback takes.
 	if want ticktrace && echo > $T/trace && ticktrace 1; then
-		taskset -c 1 $B/threads 2 10000 $((100000000 * scale)) $T/trace_marker > /dev/null
+		taskset -c 1 $B/threads 1 10000 $((100000000 * scale)) $T/trace_marker > /dev/null
 		ticktrace 0
 		ticktrace_cases | while read -r round n tool cyc cnt; do
 			echo "@@ bench ticktrace $n $tool $rep.$round cycles $cyc calls $cnt"
