@@ -6,7 +6,9 @@
  * process, so no session outlives a test.
  */
 #define _GNU_SOURCE
+#include <linux/perf_event.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -853,6 +855,142 @@ TEST_F_TIMEOUT(cpu, sleeping_system_calls_are_sampled_at_their_cpu_time, 120)
 	       expected(ns, 1000), 100.0 * n / expected(ns, 1000));
 	EXPECT_GE(n, 0.95 * expected(ns, 1000) - 2);
 	EXPECT_LE(n, 1.05 * expected(ns, 1000) + 2);
+}
+
+/*
+ * A thread that computes for a third of a period at a time and then sleeps
+ * for four is ticked at its CPU time, not at its wall time: the time to
+ * its next tick is kept across its sleeps, so every third burst or so
+ * takes a tick.  profil.ko's timer (kmod/pmu.c) stops in the sleeps, and
+ * a timer that started each burst from a whole period would never expire
+ * in one.
+ */
+TEST_F_TIMEOUT(cpu, short_bursts_between_sleeps_are_ticked, 120)
+{
+	struct timespec nap = { 0, 4000000 };
+	struct profil_stats st0, st1;
+	uint64_t t0, b0, ns = 0, n, ticks;
+
+	ASSERT_EQ(0, arm_one(self->buf, 2, 0, 2, 1000));
+	st0 = get_stats();
+	while (ns < SPIN / 3) {
+		t0 = thread_cpu_ns();
+		b0 = t0;
+		while (thread_cpu_ns() - b0 < 300000)
+			;
+		nanosleep(&nap, NULL);
+		ns += thread_cpu_ns() - t0;
+	}
+	st1 = get_stats();
+	n = st1.samples + st1.out_of_range - st0.samples - st0.out_of_range;
+	ticks = st1.ticks - st0.ticks;
+	TH_LOG("%llu samples in %llu ticks for %.0f expected (%.1f%%)",
+	       (unsigned long long)n, (unsigned long long)ticks,
+	       expected(ns, 1000), 100.0 * n / expected(ns, 1000));
+	EXPECT_GE(n, 0.9 * expected(ns, 1000) - 2);
+	EXPECT_LE(n, 1.1 * expected(ns, 1000) + 2);
+	/*
+	 * A tick a period of the event's time: the thread's clock also
+	 * counts the way back from each sleep, which the event does not
+	 * (clock.c), a fifth or so of these bursts under TCG, so a tick
+	 * charges a little more than a period.
+	 */
+	EXPECT_GE(ticks, 0.5 * n);
+	EXPECT_LE(ticks, 1.1 * n + 2);
+}
+
+static int cpu1_online(const char *val)
+{
+	int fd = open("/sys/devices/system/cpu/cpu1/online", O_WRONLY);
+	int ok = fd >= 0 && write(fd, val, 1) == 1;
+
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
+static int run_on(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	if (cpu < 0) {
+		CPU_SET(0, &set);
+		CPU_SET(1, &set);
+	} else {
+		CPU_SET(cpu, &set);
+	}
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * CPU 1 goes offline while a profiled thread runs there, with its timer
+ * pending (kmod/pmu.c), and comes back: the thread is ticked at its CPU
+ * time on CPU 0 meanwhile and on CPU 1 after.  Root only.
+ */
+TEST_F_TIMEOUT(cpu, cpu_offline_and_back_keeps_ticking, 180)
+{
+	struct profil_stats st0, st1;
+	uint64_t ns, n;
+
+	if (geteuid() || access("/sys/devices/system/cpu/cpu1/online", W_OK))
+		SKIP(return, "needs root and a CPU 1 that can go offline");
+	ASSERT_EQ(0, run_on(1));
+	ASSERT_EQ(0, arm_one(self->buf, 2, 0, 2, 1000));
+	spin_cpu(spin_a, SPIN / 4);
+	ASSERT_EQ(0, run_on(-1));
+	ASSERT_EQ(0, cpu1_online("0"));
+	st0 = get_stats();
+	ns = spin_cpu(spin_a, SPIN / 4);
+	st1 = get_stats();
+	ASSERT_EQ(0, cpu1_online("1"));
+	n = st1.samples + st1.out_of_range - st0.samples - st0.out_of_range;
+	TH_LOG("CPU 1 offline: %llu samples for %.0f expected",
+	       (unsigned long long)n, expected(ns, 1000));
+	EXPECT_GE(n, 0.9 * expected(ns, 1000) - 2);
+	EXPECT_LE(n, 1.1 * expected(ns, 1000) + 2);
+	ASSERT_EQ(0, run_on(1));
+	st0 = get_stats();
+	ns = spin_cpu(spin_a, SPIN / 4);
+	st1 = get_stats();
+	n = st1.samples + st1.out_of_range - st0.samples - st0.out_of_range;
+	TH_LOG("CPU 1 back: %llu samples for %.0f expected",
+	       (unsigned long long)n, expected(ns, 1000));
+	EXPECT_GE(n, 0.9 * expected(ns, 1000) - 2);
+	EXPECT_LE(n, 1.1 * expected(ns, 1000) + 2);
+}
+
+/*
+ * The PMU that times profil.ko's ticks takes no event from user space,
+ * root's included: its timer and its overflow handler are the module's.
+ */
+TEST(pmu_refuses_events_from_perf_event_open)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a), .sample_period = 1000000,
+		.disabled = 1,
+	};
+	unsigned int type;
+	FILE *f;
+	int fd;
+
+	REQUIRE_MODULE();
+	f = fopen("/sys/bus/event_source/devices/profil/type", "re");
+	ASSERT_NE(NULL, f) TH_LOG("profil.ko registers a PMU named profil");
+	ASSERT_EQ(1, fscanf(f, "%u", &type));
+	fclose(f);
+	a.type = type;
+	fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EACCES, errno);
+	if (fd >= 0)
+		close(fd);
+	a.sample_period = 0;
+	fd = syscall(SYS_perf_event_open, &a, -1, 0, -1, 0);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EACCES, errno);
+	if (fd >= 0)
+		close(fd);
 }
 
 /*
