@@ -7,7 +7,8 @@
  * unloaded, interleaved, and compares medians (scripts/guest-init.sh,
  * mode forkcost).  CPU time, not wall time: TCG's clock is unreliable.
  *
- *	forkcost [N [fork|exec|session|parent|forkparent [RATE]]]
+ *	forkcost [N [fork|exec|session|parent|forkparent|forktimer|forkcount
+ *		     [RATE]]]
  *
  * exec: each child execs /bin/true, and the cost is the CPU time of the
  * parent and its children together (fork, exec, exit, wait).  session:
@@ -20,6 +21,11 @@
  * parent's session: the kernel's share of what a fork costs under
  * profil(1), which adds its agent to that.  RATE: the session's, in Hz
  * (default 0, HZ); make bench gives forkparent profil(1)'s 1 kHz.
+ * forktimer: fork + exit + wait with a bare perf task-clock event on the
+ * parent that samples at RATE (nothing reads the samples), forkcount with
+ * one that only counts, so has no timer: what any per-task sampling timer
+ * costs these forks, and what perf's switching of an event costs without
+ * one.
  *
  * It also prints "sys/fork N": the busy CPU time of the whole machine per
  * fork (/proc/stat, every CPU, all but idle and iowait), which counts the
@@ -36,7 +42,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
 #include <linux/profil.h>
+#include <sys/syscall.h>
 
 static unsigned long long cpu_ns(void)
 {
@@ -99,12 +107,25 @@ static int profile_self(unsigned int flags, unsigned int rate)
 	return 0;
 }
 
+/* A task-clock event on this process: sampling at @rate, or counting. */
+static int perf_self(unsigned int rate)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE,
+				     .size = sizeof(a),
+				     .config = PERF_COUNT_SW_TASK_CLOCK };
+
+	if (rate)
+		a.sample_period = 1000000000ULL / rate;
+	return syscall(SYS_perf_event_open, &a, 0, -1, -1, 0) < 0 ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int i, n = argc > 1 ? atoi(argv[1]) : 2000;
 	const char *mode = argc > 2 ? argv[2] : "fork";
 	unsigned int rate = argc > 3 ? strtoul(argv[3], NULL, 10) : 0;
-	int ex = strcmp(mode, "fork") && strcmp(mode, "forkparent");
+	int ex = strcmp(mode, "fork") && strcmp(mode, "forkparent") &&
+		 strcmp(mode, "forktimer") && strcmp(mode, "forkcount");
 	unsigned long long t0, b0;
 	pid_t pid;
 
@@ -112,6 +133,10 @@ int main(int argc, char **argv)
 		return 1;
 	if ((!strcmp(mode, "parent") || !strcmp(mode, "forkparent")) &&
 	    profile_self(PROFIL_F_NOINHERIT, rate))
+		return 1;
+	if (!strcmp(mode, "forktimer") && (!rate || perf_self(rate)))
+		return 1;
+	if (!strcmp(mode, "forkcount") && perf_self(0))
 		return 1;
 	b0 = busy_ns();
 	t0 = ex ? tree_ns() : cpu_ns();

@@ -104,11 +104,16 @@ cases() {
 	for w in cpu mt sys; do
 		echo "none:0 $w"
 		for r in $peer_rates; do echo "null:$r $w"; done
-		# (sys at 100 Hz: sys4 below.)
+		# (sys at 100 Hz: sys4 below; mt at the peers' rates only,
+		# glibc on cpu only: no target reads the others, and make
+		# bench must stay under 30 minutes.)
 		for r in $rates; do
-			[ "$w$r" = sys100 ] || echo "profil:$r $w"
+			case $w$r in
+			sys100|mt100|mt1000) ;;
+			*) echo "profil:$r $w" ;;
+			esac
 		done
-		echo "glibc:0 $w"
+		[ "$w" != cpu ] || echo "glibc:0 $w"
 		for r in $peer_rates; do echo "perf:$r $w"; done
 		for r in $peer_rates; do echo "bpf:$r $w"; done
 	done
@@ -230,12 +235,20 @@ while [ "$rep" -le "$reps" ]; do
 	# kernel's share.  And under perf record at a sample a ms of task
 	# clock, of the forking process only (--no-inherit): what sampling by
 	# a perf event costs a fork anyway.
+	# timer and count, fork only: a bare task-clock event on the forking
+	# process, sampling at 1 kHz (nothing reads it) or only counting:
+	# what any per-task sampling timer costs a fork on this guest, and
+	# what perf's switching of an event costs without a timer.
 	want profilfork && for m in fork exec; do
-		for t in alone session profil children perf; do
+		tools="alone session profil children perf"
+		[ $m = exec ] || tools="$tools timer count"
+		for t in $tools; do
 			fm=$m
 			case $t in
 			alone) run= ;;
 			session) run= fm="${m%exec}parent 1000" ;;
+			timer) run= fm="forktimer 1000" ;;
+			count) run= fm="forkcount" ;;
 			profil) run="$B/profil -o /dev/null --" ;;
 			children) run="$B/profil --children -o /dev/null --" ;;
 			perf) run="$B/perf record -q -e task-clock -c 1000000 --no-inherit -o /tmp/forkcost.data --" ;;

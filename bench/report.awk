@@ -382,7 +382,11 @@ END {
 		      "x; under perf record --no-inherit " \
 		      mci(pmed("profilfork", mode ":alone", 0, mode ":perf", 0, "fork"), 2) \
 		      "x; under profil(1) over the session alone, the agent's share, " \
-		      mci(pmed("profilfork", mode ":session", 0, mode ":profil", 0, "fork"), 2) "x) | | | |" > MD
+		      mci(pmed("profilfork", mode ":session", 0, mode ":profil", 0, "fork"), 2) "x" \
+		      (mode == "fork" ? "; a bare task-clock event sampling at 1 kHz, nothing reading it, " \
+		       mci(pmed("profilfork", "fork:alone", 0, "fork:timer", 0, "fork"), 2) \
+		       "x, one that only counts, no timer, " \
+		       mci(pmed("profilfork", "fork:alone", 0, "fork:count", 0, "fork"), 2) "x" : "") ") | | | |" > MD
 	}
 	# mcount: libprofil's cost per call with N threads over one thread's,
 	# each the -pg build's call less the no -pg build's, same repetition.
