@@ -153,9 +153,9 @@ done
 # sessmem).
 want() { echo "$1" | grep -qE "$only"; }
 
-# ticktrace: every tick's hrtimer callback (profil.ko's PMU's,
-# profil_pmu_expire, which runs its overflow handler, and perf's
-# perf_swevent_hrtimer, which runs the null timer's) from entry to exit, in TSC cycles, by the timer tracepoints.  The entry's filter keeps
+# ticktrace: every tick's hrtimer callback (perf_swevent_hrtimer, which
+# runs profil.ko's or the null timer's overflow handler) from entry to
+# exit, in TSC cycles, by the timer tracepoints.  The entry's filter keeps
 # that callback's; an exit is paired with the entry of the same timer on
 # the same CPU.  bench/threads marks each case's window in the trace.
 T=/sys/kernel/tracing
@@ -167,10 +167,9 @@ ticktrace() {
 ticktrace_setup() {
 	[ -d $T/events ] || mount -t tracefs nodev $T || return 1
 	fn=$(awk '$3 == "perf_swevent_hrtimer" { print $1; exit }' /proc/kallsyms)
-	pfn=$(awk '$3 == "profil_pmu_expire" { print $1; exit }' /proc/kallsyms)
-	[ -n "$fn" ] && [ -n "$pfn" ] && echo x86-tsc > $T/trace_clock &&
+	[ -n "$fn" ] && echo x86-tsc > $T/trace_clock &&
 	echo 16384 > $T/buffer_size_kb &&
-	echo "function == 0x$fn || function == 0x$pfn" > $T/events/timer/hrtimer_expire_entry/filter &&
+	echo "function == 0x$fn" > $T/events/timer/hrtimer_expire_entry/filter &&
 	mhz=$(dmesg | sed -n 's/.*tsc: Detected \([0-9.]*\) MHz.*/\1/p' | head -n 1) &&
 	echo "@@ bench-info tsc_mhz $mhz"
 }
@@ -183,8 +182,7 @@ ticktrace_cases() {
 		ts = substr($i, 1, length($i) - 1); ev = $(i + 1); a = $(i + 2)
 		if (ev == "tracing_mark_write:" && a == "threads-case")
 			key = $(i + 6) == "begin" ? $(i + 3) " " $(i + 4) " " $(i + 5) : ""
-		else if (ev == "hrtimer_expire_entry:" &&
-			 /function=(perf_swevent_hrtimer|profil_pmu_expire) /) {
+		else if (ev == "hrtimer_expire_entry:" && /function=perf_swevent_hrtimer /) {
 			T0[cpu] = ts; H[cpu] = a
 		} else if (ev == "hrtimer_expire_exit:" && (cpu in T0) && H[cpu] == a) {
 			if (key != "")

@@ -3,7 +3,7 @@
  * Attachments: profiling another process (PROFIL_IOC_ATTACH).
  *
  * The target is not touched: nothing is read from or written to its
- * memory, nothing is pinned there.  Its threads carry profil.ko's events as
+ * memory, nothing is pinned there.  Its threads carry task-clock events as
  * a session's do (tick.c: root events on the threads found at attach,
  * inherited by the threads they create, removed at exec), whose tick
  * counts into bins in kernel memory that the caller maps read-only through

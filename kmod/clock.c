@@ -2,12 +2,12 @@
 /*
  * Each profiled thread's CPU clock.
  *
- * The event that times a thread's ticks (tick.c, pmu.c) counts from the
- * thread's switch in to its switch out, as the task clock does.  The
- * thread's CPU clock (se.sum_exec_runtime, what CLOCK_THREAD_CPUTIME_ID
- * reads) runs from the scheduler's pick to its dequeue, and so also counts
- * the way back from idle that a wake-up charges to it: the end of the timer
- * interrupt, leaving idle, the switch.  A thread that sleeps and wakes often
+ * The task-clock event that times a thread's ticks (tick.c) runs from the
+ * thread's switch in to its switch out.  The thread's CPU clock
+ * (se.sum_exec_runtime, what CLOCK_THREAD_CPUTIME_ID reads) runs from the
+ * scheduler's pick to its dequeue, and so also counts the way back from
+ * idle that a wake-up charges to it: the end of the timer interrupt,
+ * leaving idle, the switch.  A thread that sleeps and wakes often
  * (nanosleep, poll with a timeout) spends a fifth of its CPU time there
  * under TCG, which the event never sees.  So a tick charges what the
  * thread's clock has gained since the thread's last tick.

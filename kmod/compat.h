@@ -11,13 +11,11 @@
 
 #include <linux/cgroup.h>
 #include <linux/fs.h>
-#include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
-#include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/sched/coredump.h>
 #ifdef PROFIL_HAVE_TASK_EXEC_STATE
@@ -44,54 +42,6 @@
 #define PROFIL_EXIT_PROBE_ARGS	struct task_struct *t, bool group_dead
 #else
 #define PROFIL_EXIT_PROBE_ARGS	struct task_struct *t
-#endif
-
-/*
- * hrtimer_setup(): 6.13, which took the callback into the init; the
- * kernels before it have hrtimer_init() only, the ones since 6.16 not it.
- */
-#ifndef PROFIL_HAVE_HRTIMER_SETUP
-static inline void
-hrtimer_setup(struct hrtimer *timer,
-	      enum hrtimer_restart (*function)(struct hrtimer *),
-	      clockid_t clock_id, enum hrtimer_mode mode)
-{
-	hrtimer_init(timer, clock_id, mode);
-	timer->function = function;
-}
-#endif
-
-/*
- * Have perf give @t its software context, where profil.ko's events go
- * (pmu.c).  Before 6.2 a task's context holds the PMU of the event that
- * created it, read at every switch for as long as the task lives: one
- * created by an event of profil.ko's PMU would outlive the module.  A
- * software event of perf's own creates it first; it stays when the event
- * is released.  Since 6.2 each PMU's part of a context goes with its last
- * event.  Return: 0 or -errno.
- */
-#ifdef PROFIL_HAVE_PMU_CONTEXT
-static inline int profil_perf_context(struct task_struct *t)
-{
-	return 0;
-}
-#else
-static inline int profil_perf_context(struct task_struct *t)
-{
-	struct perf_event_attr attr = {
-		.type		= PERF_TYPE_SOFTWARE,
-		.size		= sizeof(attr),
-		.config		= PERF_COUNT_SW_DUMMY,
-		.disabled	= 1,
-	};
-	struct perf_event *ev;
-
-	ev = perf_event_create_kernel_counter(&attr, -1, t, NULL, NULL);
-	if (IS_ERR(ev))
-		return PTR_ERR(ev);
-	perf_event_release_kernel(ev);
-	return 0;
-}
 #endif
 
 /* list_count_nodes(): 6.3, and Debian's 6.1; before, our own. */

@@ -490,12 +490,9 @@ static int __init profil_init(void)
 	ret = profil_clock_init();
 	if (ret)
 		goto err_sessions;
-	ret = profil_pmu_init();
-	if (ret)
-		goto err_clock;
 	ret = profil_fork_init();
 	if (ret)
-		goto err_pmu;
+		goto err_clock;
 	ret = misc_register(&profil_misc);
 	if (ret)
 		goto err_fork;
@@ -503,8 +500,6 @@ static int __init profil_init(void)
 
 err_fork:
 	profil_fork_exit();
-err_pmu:
-	profil_pmu_exit();
 err_clock:
 	profil_clock_exit();
 err_sessions:
@@ -521,7 +516,6 @@ static void __exit profil_exit(void)
 	misc_deregister(&profil_misc);
 	profil_fork_exit();
 	profil_sessions_exit();
-	profil_pmu_exit();
 	profil_clock_exit();
 	rcu_barrier();
 }

@@ -471,13 +471,7 @@ u64 profil_clock_charge_event(const struct profil_arm *arm,
 /* tick.c: the sampling events */
 int profil_index_build(struct profil_arm *arm);
 int profil_events_start(struct profil_arm *arm, struct task_struct *t);
-bool profil_is_tick(const struct perf_event *event);
 void profil_events_stop(struct profil_arm *arm);
-
-/* pmu.c: the timer of the ticks */
-int profil_pmu_init(void);
-void profil_pmu_exit(void);
-u32 profil_pmu_type(void);
 
 /* fork.c: inheritance by forked children */
 int profil_fork_init(void);

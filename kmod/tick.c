@@ -2,10 +2,9 @@
 /*
  * The sampling tick.
  *
- * Each profiled thread carries a perf event of profil.ko's own PMU (pmu.c:
- * it counts the thread's time on a CPU, user and system, as the task clock
- * does) with a sample_period of NSEC_PER_SEC / rate and profil_tick() as
- * its in-kernel overflow handler.
+ * Each profiled thread carries a task-clock perf event (software, counts the
+ * thread's own CPU time, user and system) with a sample_period of
+ * NSEC_PER_SEC / rate and profil_tick() as its in-kernel overflow handler.
  * Threads that exist at setup get a root event each; threads created later
  * inherit one from their creator (attr.inherit + attr.inherit_thread), and
  * perf removes the events at exec (attr.remove_on_exec).  Releasing the root
@@ -13,13 +12,13 @@
  * and waits for all of them, so after profil_events_stop() no tick runs with
  * the arm as its context.
  *
- * The event ticks from its CPU's timer (pmu.c), once per period of the
- * thread's time on the CPU, and a late expiry is not repeated.  So a tick does not
+ * The clock event fires from an hrtimer, once per period of wall time while
+ * the thread runs, and a late expiry is not repeated.  So a tick does not
  * count one: it charges every whole period of CPU time the thread has used
  * since its last tick, on the thread's own CPU clock, and carries the
  * remainder (clock.c).  A thread the module keeps no clock for is charged
- * on its event's count instead (brought up to date by the PMU just before
- * the handler runs), which then carries the remainder; nobody reads the count
+ * on its event's count instead (brought up to date by perf just before the
+ * handler runs), which then carries the remainder; nobody reads the count
  * as a total.
  */
 #include <linux/overflow.h>
@@ -335,28 +334,20 @@ static notrace void profil_attach_tick(struct perf_event *event,
 	profil_count(arm, profil_user_pc(regs), n);
 }
 
-/* Whether @event is one of profil_event_create()'s, or inherited from one. */
-bool profil_is_tick(const struct perf_event *event)
-{
-	return event->overflow_handler == profil_tick ||
-	       event->overflow_handler == profil_attach_tick;
-}
-
 static struct perf_event *profil_event_create(struct profil_arm *arm,
 					      struct task_struct *t)
 {
 	struct perf_event_attr attr = {
-		.type		= profil_pmu_type(),
+		.type		= PERF_TYPE_SOFTWARE,
 		.size		= sizeof(attr),
+		.config		= PERF_COUNT_SW_TASK_CLOCK,
 		.sample_period	= arm->period_ns,
 		.inherit	= 1,
 		.inherit_thread	= 1,
 		.remove_on_exec	= 1,
+		.exclude_hv	= 1,
 	};
-	int ret = profil_perf_context(t);
 
-	if (ret)
-		return ERR_PTR(ret);
 	return perf_event_create_kernel_counter(&attr, -1, t,
 						arm->att ? profil_attach_tick :
 							   profil_tick, arm);
