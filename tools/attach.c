@@ -382,14 +382,18 @@ static int attach_start(const struct attach_target *t, int mem_fd,
 		a.nr_regions = t->nr_segs + 1;
 		a.region_size = sizeof(*regs);
 		a.regions = (uintptr_t)regs;
-		/* Read as close to the attach as it can be: mmap() may be slow. */
-		run->cpu_start_ns = attach_cpu_ns(run, 0);
 		if (!ioctl(run->fd, PROFIL_IOC_ATTACH, &a))
 			break;
 		err = errno;
 		if (err != ENOMEM || run->shift == ATTACH_MAX_SHIFT)
 			goto fail;
 	}
+	/*
+	 * The target ran on while the kernel allocated and cleared the bins,
+	 * which it made the events after: its CPU time from here on, and
+	 * before mmap(), which may be slow.
+	 */
+	run->cpu_start_ns = attach_cpu_ns(run, 0);
 	run->rate = a.rate;
 	run->bins_size = a.bins_size;
 	run->bins = mmap(NULL, a.bins_size, PROT_READ, MAP_SHARED, run->fd, 0);
