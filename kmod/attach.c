@@ -40,10 +40,10 @@
  * running after a credential change takes no more ticks.
  *
  * Locking: profil_attach_mutex serialises ATTACH against itself (one
- * attachment per file); @lock guards the release of the arm's events (OFF
- * against OFF); profil_attach_lock, a spinlock, guards the table that
- * the probes read under RCU, by the target's tgid, so that an exec or an
- * exit looks at its own process's attachments, not at every one.  The
+ * attachment per file); @lock guards the arm's events and their time (OFF
+ * against OFF and STATS); profil_attach_lock, a spinlock, guards the table
+ * that the probes read under RCU, by the target's tgid, so that an exec or
+ * an exit looks at its own process's attachments, not at every one.  The
  * tick takes no lock.
  */
 #include <linux/bsearch.h>
@@ -569,6 +569,9 @@ void profil_attach_stats(struct profil_attachment *att,
 	st->period_ns = att->arm->period_ns;
 	st->armed = 1;
 	profil_counters_sum(&att->cnt, st);
+	mutex_lock(&att->lock);
+	st->cpu_ns = profil_events_ran(att->arm);
+	mutex_unlock(&att->lock);
 }
 
 /* The file's release: nothing else uses @att but the probes and works. */

@@ -463,7 +463,9 @@ static void profil_check_abi(void)
 	BUILD_BUG_ON(offsetof(struct profil_setup, rate) != 12);
 	BUILD_BUG_ON(offsetof(struct profil_setup, region_size) != 20);
 	BUILD_BUG_ON(offsetof(struct profil_setup, regions) != 24);
-	BUILD_BUG_ON(sizeof(struct profil_stats) != PROFIL_STATS_SIZE_VER3);
+	BUILD_BUG_ON(sizeof(struct profil_stats) != PROFIL_STATS_SIZE_VER4);
+	BUILD_BUG_ON(offsetof(struct profil_stats, cpu_ns) !=
+		     PROFIL_STATS_SIZE_VER3);
 	BUILD_BUG_ON(offsetof(struct profil_stats, inherit_error) !=
 		     PROFIL_STATS_SIZE_VER2);
 	BUILD_BUG_ON(offsetof(struct profil_stats, paused) !=

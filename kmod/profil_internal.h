@@ -187,6 +187,9 @@ struct profil_arm {
 	struct perf_event **events;	/* one root event per thread attached */
 	unsigned int nr_events;
 	unsigned int max_events;	/* allocated slots in @events */
+	u64 ran_ns;			/* an attachment's: CPU time under */
+					/* its released events (tick.c), */
+					/* guarded as @events is */
 
 	/*
 	 * The fault state (arm.c).  @fault_lock orders the notifiers'
@@ -359,7 +362,7 @@ struct profil_session {
 struct profil_attachment {
 	struct profil_counters cnt;	/* the tick's counts; no lock */
 	struct profil_arm *arm;		/* regions into @bins, the events */
-	struct mutex lock;		/* guards the release of @arm's events */
+	struct mutex lock;		/* guards @arm's events and their time */
 	u32 stop_reason;		/* PROFIL_STOP_*, NONE while it runs */
 	struct kthread_work end_work;	/* releases the events once it ends */
 	struct mm_struct *mm;		/* the target's, mmgrab(): the tick */
@@ -472,6 +475,7 @@ u64 profil_clock_charge_event(const struct profil_arm *arm,
 int profil_index_build(struct profil_arm *arm);
 int profil_events_start(struct profil_arm *arm, struct task_struct *t);
 void profil_events_stop(struct profil_arm *arm);
+u64 profil_events_ran(const struct profil_arm *arm);
 
 /* fork.c: inheritance by forked children */
 int profil_fork_init(void);

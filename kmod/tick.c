@@ -515,6 +515,35 @@ int profil_events_start(struct profil_arm *arm, struct task_struct *t)
 	return ret;
 }
 
+/*
+ * The CPU time that @ev's thread, and the threads that inherited it, ran
+ * under it: its time running, which the charges (clock.c) leave alone.
+ */
+static u64 profil_event_ran(struct perf_event *ev)
+{
+	u64 enabled, running;
+
+	perf_event_read_value(ev, &enabled, &running);
+	return running;
+}
+
+/**
+ * profil_events_ran - the CPU time the threads ran under @arm's events
+ * @arm: an attachment's arm, its events' release excluded by the caller
+ *
+ * Return: the time of the events released (profil_events_stop()) and of
+ * those still there, ns.
+ */
+u64 profil_events_ran(const struct profil_arm *arm)
+{
+	u64 ran = arm->ran_ns;
+	unsigned int i;
+
+	for (i = 0; i < arm->nr_events; i++)
+		ran += profil_event_ran(arm->events[i]);
+	return ran;
+}
+
 /**
  * profil_events_stop - release every event of @arm
  * @arm: the arm
@@ -523,8 +552,14 @@ int profil_events_start(struct profil_arm *arm, struct task_struct *t)
  */
 void profil_events_stop(struct profil_arm *arm)
 {
-	while (arm->nr_events)
-		perf_event_release_kernel(arm->events[--arm->nr_events]);
+	struct perf_event *ev;
+
+	while (arm->nr_events) {
+		ev = arm->events[--arm->nr_events];
+		if (arm->att)
+			arm->ran_ns += profil_event_ran(ev);
+		perf_event_release_kernel(ev);
+	}
 	kfree(arm->events);
 	arm->events = NULL;
 	arm->max_events = 0;

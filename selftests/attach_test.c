@@ -331,6 +331,17 @@ ATTACH_TEST(samples_land_in_the_target_functions_at_its_cpu_time)
 	EXPECT_EQ(PROFIL_STOP_EXIT, st.stop_reason);
 	EXPECT_LE(a + b, st.samples);
 	EXPECT_EQ(1, st.armed);
+	/*
+	 * The CPU time under the events: the spins' (their threads' own
+	 * clocks) and the little the target did around them, attached before
+	 * it began; what the samples cover, to a period; kept at the end.
+	 */
+	EXPECT_LE(cpu * 0.97, st.cpu_ns);
+	EXPECT_GE(cpu * 1.1 + 50000000, st.cpu_ns)
+		TH_LOG("cpu_ns %llu for %llu ns of spins",
+		       (unsigned long long)st.cpu_ns, (unsigned long long)cpu);
+	EXPECT_SAMPLES_NEAR(st.samples + st.out_of_range, st.cpu_ns, RATE);
+	EXPECT_EQ(st.cpu_ns, attach_stats(self->dev).cpu_ns);
 }
 
 /* The target's own session and the attachment both count. */

@@ -2357,6 +2357,17 @@ static void profil_p_start(struct __test_metadata *_metadata,
 	said[n] = '\0';
 }
 
+/* @pid's CPU time now, in seconds, or -1. */
+static double target_cpu(pid_t pid)
+{
+	struct timespec ts;
+	clockid_t c;
+
+	if (clock_getcpuclockid(pid, &c) || clock_gettime(c, &ts))
+		return -1;
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* Until process @pid has run @ns more of CPU (at most 60 s of our clock). */
 static int target_runs(pid_t pid, uint64_t ns)
 {
@@ -2539,33 +2550,45 @@ TEST_F_TIMEOUT(cmd, attach_ends_at_its_duration_or_a_signal_the_target_runs_on, 
 	const char *duration[] = { "--duration", "1", NULL };
 	unsigned long samples;
 	unsigned int rate;
-	double cpu, expect;
+	double cpu, expect, before, after;
 	char said[512];
 	struct run t;
 
 	ASSERT_EQ(0, target_start(self, &t, "ready", NULL, NULL));
+	before = target_cpu(t.pid);
 	profil_p_start(_metadata, self, t.pid, duration, said, sizeof(said));
 	EXPECT_NE(NULL, strstr(said, "attached to pid")) TH_LOG("%s", said);
 	EXPECT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.stderr_text);
+	after = target_cpu(t.pid);
 	LOAD();
 	ASSERT_EQ(0, header_of(&self->p, t.pid, &rate, &cpu, &samples, &expect))
 		TH_LOG("%s", self->p.header);
 	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
+	/* What it says it sampled, within what the target ran meanwhile. */
+	EXPECT_GE(after - before, expect / rate)
+		TH_LOG("%.3f s of CPU while profil ran; %s", after - before,
+		       self->p.header);
 	EXPECT_EQ(0, waitpid(t.pid, NULL, WNOHANG));
 	EXPECT_EQ(0, target_runs(t.pid, 200000000));
 
 	unlink(self->csv);
+	before = target_cpu(t.pid);
 	profil_p_start(_metadata, self, t.pid, NULL, said, sizeof(said));
 	EXPECT_NE(NULL, strstr(said, "attached to pid")) TH_LOG("%s", said);
 	EXPECT_EQ(0, target_runs(t.pid, 600000000));
 	EXPECT_EQ(0, kill(self->r.pid, SIGINT));
 	EXPECT_EQ(0, run_finish(&self->r)) TH_LOG("%s", self->r.stderr_text);
+	after = target_cpu(t.pid);
 	LOAD();
 	/* 600 ms of its CPU at least, at 1000 Hz. */
 	ASSERT_EQ(0, header_of(&self->p, t.pid, &rate, &cpu, &samples, &expect))
 		TH_LOG("%s", self->p.header);
 	EXPECT_LE(600 * 0.9, samples) TH_LOG("%s", self->p.header);
+	EXPECT_LE(0.6, expect / rate) TH_LOG("%s", self->p.header);
 	EXPECT_NEAR(expect, samples, expect * 0.1) TH_LOG("%s", self->p.header);
+	EXPECT_GE(after - before, expect / rate)
+		TH_LOG("%.3f s of CPU while profil ran; %s", after - before,
+		       self->p.header);
 	EXPECT_EQ(0, waitpid(t.pid, NULL, WNOHANG));
 	EXPECT_EQ(0, target_runs(t.pid, 200000000));
 	EXPECT_EQ(0, kill(t.pid, SIGTERM));

@@ -1487,7 +1487,7 @@ TEST(abi_stats_sizes_and_pointers)
 	st->size = sizeof(big);
 	ASSERT_EQ(0, dev_ioctl(PROFIL_IOC_STATS, st));
 	/* The kernel wrote its bytes, every one, and not one more. */
-	EXPECT_EQ(PROFIL_STATS_SIZE_VER3, st->size);
+	EXPECT_EQ(PROFIL_STATS_SIZE_VER4, st->size);
 	EXPECT_EQ(PROFIL_STATE_OFF, st->state);
 	EXPECT_EQ(0, st->samples);
 	EXPECT_EQ(0, st->armed);
@@ -1496,7 +1496,8 @@ TEST(abi_stats_sizes_and_pointers)
 	EXPECT_EQ(0, st->ticks);
 	EXPECT_EQ(0, st->inherit_error);
 	EXPECT_EQ(0, st->reserved);
-	EXPECT_EQ(0xcc, big[PROFIL_STATS_SIZE_VER3]);
+	EXPECT_EQ(0, st->cpu_ns);
+	EXPECT_EQ(0xcc, big[PROFIL_STATS_SIZE_VER4]);
 	EXPECT_EQ(0xcc, big[sizeof(big) - 1]);
 	/* One built against the second header gets its 88. */
 	memset(big, 0xcc, sizeof(big));

@@ -391,7 +391,8 @@ static int attach_start(const struct attach_target *t, int mem_fd,
 	/*
 	 * The target ran on while the kernel allocated and cleared the bins,
 	 * which it made the events after: its CPU time from here on, and
-	 * before mmap(), which may be slow.
+	 * before mmap(), which may be slow (a kernel without the events' own
+	 * count of it, attach_wait(), says no nearer).
 	 */
 	run->cpu_start_ns = attach_cpu_ns(run, 0);
 	run->rate = a.rate;
@@ -508,7 +509,14 @@ static int attach_wait(struct attach_run *run, const struct attach_target *t,
 		ioctl(run->fd, PROFIL_IOC_OFF);
 		run->cpu_ns = attach_cpu_ns(run, run->cpu_ns);
 	}
-	attach_stats(run);
+	/*
+	 * The CPU time sampled as the kernel counted it, where it says: the
+	 * clock read after ATTACH is late by as much as this process was
+	 * preempted since the events started, with the target running on.
+	 */
+	if (!attach_stats(run) && run->stats.size >= PROFIL_STATS_SIZE_VER4 &&
+	    run->stats.cpu_ns <= run->cpu_ns)
+		run->cpu_start_ns = run->cpu_ns - run->stats.cpu_ns;
 	return grew;
 }
 

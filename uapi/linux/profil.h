@@ -220,12 +220,17 @@ struct profil_stats {
 	__s32 inherit_error;	/* -errno that kept a forked child from */
 				/* taking over (PROFIL_STOP_INHERIT), or 0 */
 	__u32 reserved;		/* 0 */
+	/* Version 4: */
+	__aligned_u64 cpu_ns;	/* an attachment's: CPU time the target's */
+				/* threads ran under its events; 0 for */
+				/* a session */
 };
 
 #define PROFIL_STATS_SIZE_VER0	64 /* first published struct profil_stats */
 #define PROFIL_STATS_SIZE_VER1	88 /* adds paused, written, write_error */
 #define PROFIL_STATS_SIZE_VER2	96 /* adds ticks */
 #define PROFIL_STATS_SIZE_VER3	104 /* adds inherit_error */
+#define PROFIL_STATS_SIZE_VER4	112 /* adds cpu_ns */
 
 /*
  * PROFIL_IOC_ATTACH argument.  Samples every thread, present and future,
