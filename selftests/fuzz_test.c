@@ -140,11 +140,26 @@ static bool in_pool(uint64_t a)
 	return false;
 }
 
+/*
+ * The PROT_NONE pages either side of each pool buffer, so that a region
+ * or an image that runs past a buffer's end is refused (EFAULT), not
+ * counted into the fuzzer's own memory beyond it.
+ */
+static bool in_guard(uint64_t a)
+{
+	for (int i = 0; i < POOL; i++)
+		if ((a >= (uintptr_t)pool[i] - 4096 && a < (uintptr_t)pool[i]) ||
+		    (a >= (uintptr_t)pool[i] + POOL_PAGES * 4096 &&
+		     a < (uintptr_t)pool[i] + (POOL_PAGES + 1) * 4096))
+			return true;
+	return false;
+}
+
 static enum fz_page race_page(uint64_t a)
 {
 	if (in_pool(a))
 		return race_none ? FZ_PG_NONE : FZ_PG_RW;
-	return a < 4096 ? FZ_PG_NONE : FZ_PG_RW;
+	return a < 4096 || in_guard(a) ? FZ_PG_NONE : FZ_PG_RW;
 }
 
 /*
@@ -244,6 +259,21 @@ static void note_bad(struct fuzz *f, const char *op, int e)
 	if (!f->bad++) {
 		snprintf(f->what, sizeof(f->what), "%s: errno %d (%s)", op, e,
 			 strerror(e));
+		f->bad_ring = f->ring;
+	}
+}
+
+/* A child's end that was not a clean exit: its signal, or its status. */
+static void note_child(struct fuzz *f, int status)
+{
+	if (!f->bad++) {
+		if (WIFSIGNALED(status))
+			snprintf(f->what, sizeof(f->what),
+				 "child: killed by signal %d (%s)",
+				 WTERMSIG(status), strsignal(WTERMSIG(status)));
+		else
+			snprintf(f->what, sizeof(f->what),
+				 "child: exit status %d", WEXITSTATUS(status));
 		f->bad_ring = f->ring;
 	}
 }
@@ -443,8 +473,7 @@ static void fuzz_process(struct fuzz *f)
 
 		waitpid(pid, &status, 0);
 		if (WIFSIGNALED(status) || WEXITSTATUS(status) == 3)
-			note_bad(f, "child", WIFSIGNALED(status) ?
-				 WTERMSIG(status) : 3);
+			note_child(f, status);
 	}
 }
 
@@ -518,9 +547,12 @@ TEST_F_TIMEOUT(fuzzer, ioctls_get_documented_errnos_and_leave_nothing, 300)
 	ASSERT_NE(NULL, mkdtemp(dir));
 	dirfd_ok = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (i = 0; i < POOL; i++) {
-		pool[i] = mmap(NULL, POOL_PAGES * 4096, PROT_READ | PROT_WRITE,
+		pool[i] = mmap(NULL, (POOL_PAGES + 2) * 4096, PROT_NONE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		ASSERT_NE(MAP_FAILED, pool[i]);
+		pool[i] += 4096;
+		ASSERT_EQ(0, mprotect(pool[i], POOL_PAGES * 4096,
+				      PROT_READ | PROT_WRITE));
 	}
 	race_hz = kernel_hz();
 	ASSERT_NE(0, race_hz);
