@@ -559,8 +559,12 @@ void profil_attach_off(struct profil_attachment *att)
 	profil_attach_stop_events(att);
 }
 
+/*
+ * @st of @att; with @cpu, its cpu_ns too, which reads each event (an IPI
+ * to a CPU where one runs), for a caller whose struct has the field.
+ */
 void profil_attach_stats(struct profil_attachment *att,
-			 struct profil_stats *st)
+			 struct profil_stats *st, bool cpu)
 {
 	st->stop_reason = READ_ONCE(att->stop_reason);
 	st->state = st->stop_reason == PROFIL_STOP_NONE ? PROFIL_STATE_ON :
@@ -569,6 +573,8 @@ void profil_attach_stats(struct profil_attachment *att,
 	st->period_ns = att->arm->period_ns;
 	st->armed = 1;
 	profil_counters_sum(&att->cnt, st);
+	if (!cpu)
+		return;
 	mutex_lock(&att->lock);
 	st->cpu_ns = profil_events_ran(att->arm);
 	mutex_unlock(&att->lock);

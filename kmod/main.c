@@ -351,7 +351,8 @@ static long profil_ioc_stats(struct file *file, void __user *uarg)
 	sess = att || profil_vfork_child() ? NULL :
 		profil_session_find(current->mm);
 	if (att)
-		profil_attach_stats(att, &st);
+		profil_attach_stats(att, &st,
+				    usize >= PROFIL_STATS_SIZE_VER4);
 	else if (sess)
 		profil_session_stats(sess, &st);
 	st.size = min_t(u32, usize, sizeof(st));

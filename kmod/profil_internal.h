@@ -491,7 +491,7 @@ void profil_attach_exec(struct task_struct *t);
 void profil_attach_exit(struct task_struct *t);
 void profil_attach_off(struct profil_attachment *att);
 void profil_attach_stats(struct profil_attachment *att,
-			 struct profil_stats *st);
+			 struct profil_stats *st, bool cpu);
 void profil_attach_release(struct profil_attachment *att);
 int profil_attach_mmap(struct profil_attachment *att,
 		       struct vm_area_struct *vma);

@@ -412,10 +412,13 @@ fail:
 	return -1;
 }
 
-/* The attachment's struct profil_stats into run->stats: 0 or -1. */
-static int attach_stats(struct attach_run *run)
+/*
+ * The attachment's struct profil_stats into run->stats: 0 or -1.  While it
+ * polls, @size leaves out what the kernel reads each event for (cpu_ns).
+ */
+static int attach_stats(struct attach_run *run, uint32_t size)
 {
-	run->stats.size = sizeof(run->stats);
+	run->stats.size = size;
 	return ioctl(run->fd, PROFIL_IOC_STATS, &run->stats);
 }
 
@@ -487,7 +490,8 @@ static int attach_wait(struct attach_run *run, const struct attach_target *t,
 	int grew = 0, ended = 0;
 
 	for (;;) {
-		if (attach_stats(run) || run->stats.state != PROFIL_STATE_ON) {
+		if (attach_stats(run, PROFIL_STATS_SIZE_VER3) ||
+		    run->stats.state != PROFIL_STATE_ON) {
 			ended = 1;
 			break;
 		}
@@ -514,7 +518,8 @@ static int attach_wait(struct attach_run *run, const struct attach_target *t,
 	 * clock read after ATTACH is late by as much as this process was
 	 * preempted since the events started, with the target running on.
 	 */
-	if (!attach_stats(run) && run->stats.size >= PROFIL_STATS_SIZE_VER4 &&
+	if (!attach_stats(run, sizeof(run->stats)) &&
+	    run->stats.size >= PROFIL_STATS_SIZE_VER4 &&
 	    run->stats.cpu_ns <= run->cpu_ns)
 		run->cpu_start_ns = run->cpu_ns - run->stats.cpu_ns;
 	return grew;
