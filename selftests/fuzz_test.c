@@ -147,12 +147,7 @@ static bool in_pool(uint64_t a)
  */
 static bool in_guard(uint64_t a)
 {
-	for (int i = 0; i < POOL; i++)
-		if ((a >= (uintptr_t)pool[i] - 4096 && a < (uintptr_t)pool[i]) ||
-		    (a >= (uintptr_t)pool[i] + POOL_PAGES * 4096 &&
-		     a < (uintptr_t)pool[i] + (POOL_PAGES + 1) * 4096))
-			return true;
-	return false;
+	return !in_pool(a) && (in_pool(a - 4096) || in_pool(a + 4096));
 }
 
 static enum fz_page race_page(uint64_t a)

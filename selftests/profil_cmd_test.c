@@ -2371,28 +2371,22 @@ static double target_cpu(pid_t pid)
 /* Until process @pid has run @ns more of CPU (at most 60 s of our clock). */
 static int target_runs(pid_t pid, uint64_t ns)
 {
-	struct timespec ts, limit, now;
-	uint64_t t0 = 0, t;
-	clockid_t c;
-	int i;
+	double t0 = target_cpu(pid), t;
+	struct timespec limit, now;
 
-	if (clock_getcpuclockid(pid, &c))
+	if (t0 < 0)
 		return -1;
 	clock_gettime(CLOCK_MONOTONIC, &limit);
 	limit.tv_sec += 60;
-	for (i = 0;; i++) {
-		if (clock_gettime(c, &ts))
+	while ((t = target_cpu(pid)) - t0 < ns / 1e9) {
+		if (t < 0)
 			return -1;
-		t = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-		if (!i)
-			t0 = t;
-		else if (t - t0 >= ns)
-			return 0;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec > limit.tv_sec)
 			return -1;
 		usleep(10000);
 	}
+	return 0;
 }
 
 /*
