@@ -369,22 +369,50 @@ ATTACH_TEST(target_own_session_and_the_attachment_coexist)
 	run_attached(_metadata, self, session_subject, STATUS);
 }
 
-/* Spins in spin_a, then execs a shell that exits 7. */
+/* Spins in spin_a, then execs a shell that counts a while and exits 7. */
 static int exec_subject(struct report *rep)
 {
 	rep->cpu_a = spin_cpu(spin_a, SPIN / 3);
-	execl("/bin/sh", "sh", "-c", "exit 7", (char *)NULL);
+	execl("/bin/sh", "sh", "-c",
+	      "i=0; while [ $i -lt 50000 ]; do i=$((i + 1)); done; exit 7",
+	      (char *)NULL);
 	return 8;
 }
 
+/*
+ * The exec ends the attachment, and its CPU time with it: the shell's
+ * counting after the exec is not in cpu_ns (the CPU the target took in
+ * all from its rusage).
+ */
 ATTACH_TEST(exec_of_the_target_ends_it)
 {
 	struct profil_stats st;
+	struct rusage ru;
+	uint64_t all;
+	int status;
 
-	run_attached(_metadata, self, exec_subject, 7);
+	ASSERT_EQ(0, start_target(self, exec_subject));
+	attach_target(_metadata, self);
+	target_go(self);
+	ASSERT_EQ(self->pid, wait4(self->pid, &status, 0, &ru));
+	self->pid = -1;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7)
+		TH_LOG("status %#x", status);
+	EXPECT_SAMPLES_NEAR(loop_bins(self->bins, spin_a), self->rep->cpu_a,
+			    RATE);
 	st = attach_stats(self->dev);
 	EXPECT_EQ(PROFIL_STATE_OFF, st.state);
 	EXPECT_EQ(PROFIL_STOP_EXEC, st.stop_reason);
+	all = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+	      (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+	/* The shell ran long enough after the exec for the check to tell. */
+	ASSERT_LE(self->rep->cpu_a * 1.1 + 150000000, all);
+	EXPECT_LE(self->rep->cpu_a * 0.97, st.cpu_ns);
+	EXPECT_GE(self->rep->cpu_a * 1.1 + 50000000, st.cpu_ns)
+		TH_LOG("cpu_ns %llu: spin_a %llu ns, %llu ns in all",
+		       (unsigned long long)st.cpu_ns,
+		       (unsigned long long)self->rep->cpu_a,
+		       (unsigned long long)all);
 }
 
 /*
