@@ -18,9 +18,10 @@ pcs=/tmp/bench-pcs
 hz=$($B/work hz)
 lo=$($B/work lo)
 rates="100 $hz 1000 10000"
-# The peers at HZ and 10 kHz: below that, no tool's cost is above the
-# noise of a TCG guest, and make bench must stay under 30 minutes.
-peer_rates="$hz 10000"
+# The peers at 10 kHz in the matrix: below that, no tool's cost is above
+# the noise of a TCG guest, no target reads them, and make bench must stay
+# under 30 minutes (the EINTR cases, block, have them at HZ).
+peer_rates="10000"
 
 # The kernel would lower perf's sample rate after a slow interrupt, and
 # under TCG every interrupt is slow: keep every tool at the rate asked.
@@ -157,7 +158,8 @@ want() { echo "$1" | grep -qE "$only"; }
 # runs profil.ko's or the null timer's overflow handler) from entry to
 # exit, in TSC cycles, by the timer tracepoints.  The entry's filter keeps
 # that callback's; an exit is paired with the entry of the same timer on
-# the same CPU.  bench/threads marks each case's window in the trace.
+# the same CPU.  bench/threads and bench/regions mark each case's window
+# in the trace ("threads-case ..." and "regions-case ...").
 T=/sys/kernel/tracing
 ticktrace() {
 	e=$T/events/timer
@@ -173,15 +175,16 @@ ticktrace_setup() {
 	mhz=$(dmesg | sed -n 's/.*tsc: Detected \([0-9.]*\) MHz.*/\1/p' | head -n 1) &&
 	echo "@@ bench-info tsc_mhz $mhz"
 }
-# The median callback of each case marked: "ROUND N TOOL CYCLES COUNT".
+# The median callback of each case marked:
+# "KIND ROUND N TOOL CYCLES COUNT", KIND threads-case or regions-case.
 ticktrace_cases() {
 	awk '{
 		for (i = 1; i <= NF && $i !~ /^\[[0-9]+\]$/; i++);
 		cpu = $i
 		for (; i <= NF && $i !~ /^[0-9.]+:$/; i++);
 		ts = substr($i, 1, length($i) - 1); ev = $(i + 1); a = $(i + 2)
-		if (ev == "tracing_mark_write:" && a == "threads-case")
-			key = $(i + 6) == "begin" ? $(i + 3) " " $(i + 4) " " $(i + 5) : ""
+		if (ev == "tracing_mark_write:" && a ~ /^(threads|regions)-case$/)
+			key = $(i + 6) == "begin" ? a " " $(i + 3) " " $(i + 4) " " $(i + 5) : ""
 		else if (ev == "hrtimer_expire_entry:" && /function=perf_swevent_hrtimer /) {
 			T0[cpu] = ts; H[cpu] = a
 		} else if (ev == "hrtimer_expire_exit:" && (cpu in T0) && H[cpu] == a) {
@@ -189,8 +192,8 @@ ticktrace_cases() {
 				print key, ts - T0[cpu]
 			delete T0[cpu]
 		}
-	}' $T/trace | sort -k1,1n -k2,2n -k3,3 -k4,4n |
-	awk '{ k = $1 " " $2 " " $3; c[k]++; d[k, c[k]] = $4 }
+	}' $T/trace | sort -k1,1 -k2,2n -k3,3n -k4,4 -k5,5n |
+	awk '{ k = $1 " " $2 " " $3 " " $4; c[k]++; d[k, c[k]] = $5 }
 	     END { for (k in c) print k, d[k, int((c[k] + 1) / 2)], c[k] }'
 }
 want ticktrace && { ticktrace_setup || echo "@@ bench-error ticktrace: no tracefs"; }
@@ -210,12 +213,18 @@ while [ "$rep" -le "$reps" ]; do
 		while read -r round n tool rest; do
 			echo "@@ bench threads $n $tool $rep.$round $rest"
 		done
-	# The same, one round, traced: what each tick's callback takes.
+	# The same, one round, traced: what each tick's callback takes; and
+	# a round of regions, traced (half the work: a median of some 1200
+	# callbacks a case), the callback with 1 and with 1024 regions.
 	if want ticktrace && echo > $T/trace && ticktrace 1; then
 		taskset -c 1 $B/threads 1 10000 $((100000000 * scale)) $T/trace_marker > /dev/null
+		want regions && taskset -c 1 $B/regions 1 10000 $((50000000 * scale)) \
+			$T/trace_marker > /dev/null
 		ticktrace 0
-		ticktrace_cases | while read -r round n tool cyc cnt; do
-			echo "@@ bench ticktrace $n $tool $rep.$round cycles $cyc calls $cnt"
+		ticktrace_cases | while read -r kind round n tool cyc cnt; do
+			t=ticktrace
+			[ "$kind" = threads-case ] || t=regiontrace
+			echo "@@ bench $t $n $tool $rep.$round cycles $cyc calls $cnt"
 		done
 	fi
 	# fork + exec + exit + wait, without a session, with one that children

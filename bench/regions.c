@@ -10,8 +10,13 @@
  * over the no-session run of its round, over the ticks it took (struct
  * profil_stats.ticks), is what a tick costs.
  *
- *	regions ROUNDS RATE ITERATIONS
+ *	regions ROUNDS RATE ITERATIONS [MARKS]
  *	  -> per round and case "ROUND NREGIONS cpu_ns X ticks T samples S"
+ *
+ * With MARKS (a tracefs trace_marker file), each session's window is also
+ * written there, "regions-case ROUND NREGIONS profil begin" and "... end",
+ * as bench/threads does, so that the hrtimer callbacks traced between them
+ * (bench/guest.sh's ticktrace) can be told apart by the number of regions.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,6 +30,7 @@
 #define MAX	1024
 
 static volatile unsigned long sink;
+static FILE *marks;
 static unsigned short bins[MAX][64];
 static struct profil_region r[MAX];
 
@@ -69,6 +75,13 @@ static int arm(int fd, int n, unsigned int rate)
 	return ioctl(fd, PROFIL_IOC_SETUP, &s);
 }
 
+/* The window of a session of @n regions in MARKS, if any. */
+static void mark(int round, int n, const char *what)
+{
+	if (marks && n)
+		fprintf(marks, "regions-case %d %d profil %s\n", round, n, what);
+}
+
 int main(int argc, char **argv)
 {
 	static const int cases[3] = { 0, 1, MAX };
@@ -83,6 +96,14 @@ int main(int argc, char **argv)
 		perror("regions: /dev/profil");
 		return 2;
 	}
+	if (argc > 4) {
+		marks = fopen(argv[4], "we");
+		if (!marks) {
+			perror(argv[4]);
+			return 2;
+		}
+		setvbuf(marks, NULL, _IONBF, 0);
+	}
 	for (round = 1; round <= rounds; round++) {
 		for (k = 0; k < 3; k++) {
 			n = cases[(round + k) % 3];
@@ -90,9 +111,11 @@ int main(int argc, char **argv)
 				perror("regions: arm");
 				return 1;
 			}
+			mark(round, n, "begin");
 			t = cpu_ns();
 			work(iters);
 			t = cpu_ns() - t;
+			mark(round, n, "end");
 			if (stats(fd, &b))
 				return 1;
 			printf("%d %d cpu_ns %llu ticks %llu samples %llu\n",

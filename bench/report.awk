@@ -86,7 +86,7 @@ function mci(m, d) {
 	if (kv(n, "not-available") != "") V[n, "note"] = "not available: " kv(n, "not-available")
 	else if (kv(n, "status") != "" && kv(n, "status") + 0 != 0) V[n, "note"] = "failed: status " kv(n, "status")
 	if (T[n] == "regions" || T[n] == "forkexec" || T[n] == "profilfork" || T[n] == "sessmem" || \
-	    T[n] == "threads" || T[n] == "ticktrace")
+	    T[n] == "threads" || T[n] == "ticktrace" || T[n] == "regiontrace")
 		next
 	SEEN[T[n], W[n], R[n]] = 1
 }
@@ -187,7 +187,7 @@ END {
 	print "tool,workload,rate_hz,rep,threads,run_ms,tool_ms,busy_ms,extra_ms,machine_extra_ms,samples,ticks,ticks_all,lost,ns_per_tick,credited_pct,ticks_pct,error_pts,eintr,post_ms,ns_per_call,mcount_ns_per_call,calls_kept_pct,note" > csv
 	for (i = 1; i <= n; i++) {
 		if (T[i] == "regions" || T[i] == "forkexec" || T[i] == "profilfork" || T[i] == "sessmem" || \
-		    T[i] == "threads" || T[i] == "ticktrace")
+		    T[i] == "threads" || T[i] == "ticktrace" || T[i] == "regiontrace")
 			continue
 		t = T[i]; w = W[i]; p = P[i]; ext = t == "perf" || t == "bpf"
 		s = kv(i, "samples"); tk = kv(i, "ticks"); rate = kv(i, "rate")
@@ -258,7 +258,7 @@ END {
 	# time of profil.ko over the peer's, paired by repetition.
 	# A ratio only where both extras are above the noise.
 	split("null:1.2 perf:0.7 bpf:1.0", peers, " ")
-	for (i = 1; i <= n; i++) if (T[i] == "ticktrace") C[i, "cyc"] = kv(i, "cycles")
+	for (i = 1; i <= n; i++) if (T[i] == "ticktrace" || T[i] == "regiontrace") C[i, "cyc"] = kv(i, "cycles")
 	for (q = 1; q <= 3; q++) {
 		split(peers[q], pq, ":")
 		for (c = 1; c <= 2; c++) {
@@ -340,6 +340,15 @@ END {
 		C[i, "rnps"] = (kv(i, "cpu_ns") - RZ[P[i]]) / kv(i, "ticks")
 	m = pmed("regions", 1, 10000, 1024, 10000, "rnps")
 	target("profil.ko ns per tick taken, 1024 regions over 1 (bench/regions, 10 kHz, rounds in one process)", \
+	       "0.9–1.1x", m, 2, 0.9, 1.1)
+	# The tick's own work with 1 and 1024 regions (bench/regions traced):
+	# what the regions' index costs the callback, apart from the timer
+	# interrupt around it, whose noise the whole tick's figure carries.
+	print "| (traced, the median tick's callback in cycles: profil.ko with 1 region " \
+	      mci(cmed("regiontrace", 1, "profil", "cyc"), 0) ", 1024 regions " \
+	      mci(cmed("regiontrace", 1024, "profil", "cyc"), 0) ") | | | |" > MD
+	m = pmed("regiontrace", 1, "profil", 1024, "profil", "cyc")
+	target("profil.ko's tick, its hrtimer callback traced, 1024 regions over 1 (bench/regions, 10 kHz, one CPU, rounds in one process)", \
 	       "0.9–1.1x", m, 2, 0.9, 1.1)
 	for (c = 1; c <= 4; c++) {
 		r = c == 1 ? 100 : c == 2 ? INFO["hz"] : c == 3 ? 1000 : 10000
