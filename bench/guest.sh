@@ -201,15 +201,15 @@ section others
 rep=1
 while [ "$rep" -le "$reps" ]; do
 	# A tick's cost with 0 (none), 1 and 1024 regions at 10 kHz, side by
-	# side in one process, 4 rounds (bench/regions.c): "ROUND N ...".
-	want regions && $B/regions 4 10000 $((100000000 * scale)) |
+	# side in one process, 6 rounds (bench/regions.c): "ROUND N ...".
+	want regions && $B/regions 6 10000 $((100000000 * scale)) |
 		while read -r round n rest; do
 			echo "@@ bench regions $n 10000 $rep.$round $rest"
 		done
 	# A tick's cost with 1, 4 and 16 threads, profil.ko's and the null
-	# timer's at 10 kHz, side by side in one process, 4 rounds
+	# timer's at 10 kHz, side by side in one process, 6 rounds
 	# (bench/threads.c): "ROUND N TOOL ...".
-	want threads && taskset -c 1 $B/threads 4 10000 $((100000000 * scale)) |
+	want threads && taskset -c 1 $B/threads 6 10000 $((100000000 * scale)) |
 		while read -r round n tool rest; do
 			echo "@@ bench threads $n $tool $rep.$round $rest"
 		done
