@@ -213,12 +213,13 @@ while [ "$rep" -le "$reps" ]; do
 		while read -r round n tool rest; do
 			echo "@@ bench threads $n $tool $rep.$round $rest"
 		done
-	# The same, one round, traced: what each tick's callback takes; and
-	# a round of regions, traced (half the work: a median of some 1200
-	# callbacks a case), the callback with 1 and with 1024 regions.
+	# The same, 3 rounds, traced: what each tick's callback takes (one
+	# round left intervals of 15 values as wide as the host's worst
+	# moments); and 3 rounds of regions, traced (half the work: a median
+	# of some 1200 callbacks a case), with 1 and with 1024 regions.
 	if want ticktrace && echo > $T/trace && ticktrace 1; then
-		taskset -c 1 $B/threads 1 10000 $((100000000 * scale)) $T/trace_marker > /dev/null
-		want regions && taskset -c 1 $B/regions 1 10000 $((50000000 * scale)) \
+		taskset -c 1 $B/threads 3 10000 $((100000000 * scale)) $T/trace_marker > /dev/null
+		want regions && taskset -c 1 $B/regions 3 10000 $((50000000 * scale)) \
 			$T/trace_marker > /dev/null
 		ticktrace 0
 		ticktrace_cases | while read -r kind round n tool cyc cnt; do
