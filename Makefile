@@ -365,6 +365,7 @@ BENCH_PROGS	:= $(addprefix $(BUILD)/bench/,work cputree bpfsample sessmem thread
 		   $(BUILD)/selftests/perfhold $(BUILD)/selftests/runas
 
 $(BUILD)/bench/work $(BUILD)/bench/threads: bench/nulltimer.h
+$(BUILD)/bench/threads $(BUILD)/bench/regions: bench/marks.h
 $(BUILD)/bench/work: bench/work.c | $(BUILD)/bench
 	$(CC) $(CFLAGS) -Wall -Wextra -pthread -no-pie -Iuapi -o $@ $<
 

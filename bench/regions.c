@@ -27,6 +27,8 @@
 #include <unistd.h>
 #include <linux/profil.h>
 
+#include "marks.h"
+
 #define MAX	1024
 
 static volatile unsigned long sink;
@@ -96,14 +98,8 @@ int main(int argc, char **argv)
 		perror("regions: /dev/profil");
 		return 2;
 	}
-	if (argc > 4) {
-		marks = fopen(argv[4], "we");
-		if (!marks) {
-			perror(argv[4]);
-			return 2;
-		}
-		setvbuf(marks, NULL, _IONBF, 0);
-	}
+	if (argc > 4 && !(marks = marks_open(argv[4])))
+		return 2;
 	for (round = 1; round <= rounds; round++) {
 		for (k = 0; k < 3; k++) {
 			n = cases[(round + k) % 3];

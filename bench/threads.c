@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <linux/profil.h>
 
+#include "marks.h"
 #include "nulltimer.h"
 
 #define MAX_THREADS	16
@@ -164,14 +165,8 @@ int main(int argc, char **argv)
 		perror("threads: /dev/profil");
 		return 2;
 	}
-	if (argc > 4) {
-		marks = fopen(argv[4], "we");
-		if (!marks) {
-			perror(argv[4]);
-			return 2;
-		}
-		setvbuf(marks, NULL, _IONBF, 0);
-	}
+	if (argc > 4 && !(marks = marks_open(argv[4])))
+		return 2;
 	for (round = 1; round <= rounds; round++)
 		for (k = 0; k < 3; k++)
 			for (j = 0; j < 3; j++)
