@@ -105,7 +105,7 @@ cases() {
 	for w in cpu mt sys; do
 		echo "none:0 $w"
 		for r in $peer_rates; do echo "null:$r $w"; done
-		# (sys at 100 Hz: sys4 below; mt at the peers' rates only,
+		# (sys at 100 Hz: sys4 below; mt at HZ and 10 kHz only,
 		# glibc on cpu only: no target reads the others, and make
 		# bench must stay under 30 minutes.)
 		for r in $rates; do
