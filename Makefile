@@ -62,12 +62,14 @@ GUEST_TESTS	:= profil_test lifecycle_test pin_test lib_test gmon_test \
 		   sprofil_test aix_test fuzz_test failnth_test profil_cmd_test \
 		   writer_test attach_test
 GUEST_NOMOD_TESTS := nomod_test
+# Run by make check in a guest of their own, booted with nohz_full=1.
+GUEST_TICKLESS_TESTS := tickless_test
 GUEST_HELPERS	:= exec_helper perfhold runas pinsheld probe_dynamic \
 		   probe_static probe_glibc $(GMON_SUBJECTS) gmon_monitor \
 		   sprofil_probe_glibc $(CMD_SUBJECTS)
-export GUEST_TESTS GUEST_NOMOD_TESTS GUEST_HELPERS
+export GUEST_TESTS GUEST_NOMOD_TESTS GUEST_TICKLESS_TESTS GUEST_HELPERS
 TESTS		:= $(addprefix $(BUILD)/selftests/,$(GUEST_TESTS) \
-		   $(GUEST_NOMOD_TESTS) $(GUEST_HELPERS))
+		   $(GUEST_NOMOD_TESTS) $(GUEST_TICKLESS_TESTS) $(GUEST_HELPERS))
 DEMO		:= $(BUILD)/demo/hotspots $(BUILD)/demo/callgraph \
 		   $(BUILD)/demo/callgraph-plain
 BENCH		:= $(BUILD)/bench/forkcost $(BUILD)/bench/regions

@@ -114,23 +114,37 @@ int profil_clock_add(struct task_struct *t, gfp_t gfp)
 }
 
 /*
+ * The run queue's task clock, which se.exec_start is read on, is
+ * sched_clock, local_clock() here, unless IRQ or steal time is accounted
+ * apart: then it runs behind by all of that time since boot.
+ */
+#define PROFIL_TASK_CLOCK_IS_LOCAL \
+	(!IS_ENABLED(CONFIG_IRQ_TIME_ACCOUNTING) && \
+	 !IS_ENABLED(CONFIG_PARAVIRT_TIME_ACCOUNTING))
+
+/*
  * The thread's CPU clock now: se.sum_exec_runtime as of its last update,
- * plus the time since (se.exec_start, on the run queue's task clock, which
- * is sched_clock unless IRQ or steal time is accounted apart).  Both
- * change under the run queue's lock, which a reader of the thread's clock
- * on another CPU (task_sched_runtime()) may hold while the tick reads
- * them: a torn pair reads a little ahead or behind, and as only what the
- * clock gains beyond its highest reading is charged, nothing is charged
- * twice, only a tick early or late.  When the gap is not a scheduler
- * tick's worth (time accounted apart), the last update alone, which is
- * behind: what it lags is charged at a later tick.
+ * plus the time since (se.exec_start).  Both change under the run queue's
+ * lock, which a reader of the thread's clock on another CPU
+ * (task_sched_runtime()) may hold while the tick reads them: a torn pair
+ * reads a little ahead or behind, and as only what the clock gains beyond
+ * its highest reading is charged, nothing is charged twice, only a tick
+ * early or late.
+ *
+ * The time since the last update is whatever it is: on a tickless CPU
+ * (nohz_full) the scheduler's tick, which makes the update, stops, and a
+ * virtual machine's CPU stalled by its host comes back with all the time
+ * of the stall on the thread's clock.  Left to a later tick, that time is
+ * charged where the thread then runs, or never if it exits first.  Where
+ * the two clocks differ, a gap of over two scheduler ticks is taken as
+ * their difference and only the last update is read.
  */
 static notrace u64 profil_thread_clock(void)
 {
 	u64 clock = READ_ONCE(current->se.sum_exec_runtime);
 	s64 since = (s64)(local_clock() - READ_ONCE(current->se.exec_start));
 
-	if (since > 0 && since <= 2 * TICK_NSEC)
+	if (since > 0 && (PROFIL_TASK_CLOCK_IS_LOCAL || since <= 2 * TICK_NSEC))
 		clock += since;
 	return clock;
 }

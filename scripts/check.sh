@@ -85,6 +85,36 @@ gate "profil(1)'s bash completion: subcommands, options, their values, the comma
 gate "harness: check-harness (the count on canned guest logs)" \
 	"$b/check-harness.log" "$top/scripts/check-harness.sh"
 
+# tickless KVER: the same kernel booted again with nohz_full=1 (CPU 1 without
+# the scheduler's tick while it runs one task), for $GUEST_TICKLESS_TESTS
+# alone, each as root and as uid 65534, counted the same way.
+tickless() {
+	tk=$1 tlog=$b/guest-$1-tickless.log truns=
+	for t in ${GUEST_TICKLESS_TESTS-}; do
+		truns="$truns root:$t user:$t"
+	done
+	[ -n "$truns" ] || return 0
+	echo "== $tk: booting the guest with nohz_full=1"
+	rc=0 f=0
+	GUEST_TESTS=$GUEST_TICKLESS_TESTS GUEST_NOMOD_TESTS= \
+		GUEST_APPEND="${GUEST_APPEND-} nohz_full=1" \
+		"$top/scripts/guest-run.sh" "$tk" check "$tlog" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		echo "not ok - $tk nohz_full: guest-run.sh failed with status $rc (see $tlog)"
+		tail -n 20 "$tlog" 2>/dev/null | sed 's/^/   | /'
+		f=1
+	fi
+	sh "$top/scripts/tap-failures.sh" "$tk nohz_full" "$tlog"
+	# shellcheck disable=SC2086
+	counts=$("$top/scripts/count-tap.sh" "$tlog" $truns | sed "s/^not ok/   [$tk nohz_full] not ok/")
+	echo "$counts" | sed '$d'
+	# shellcheck disable=SC2046
+	set -- $(echo "$counts" | tail -n 1)
+	f=$((f + ${2:-1}))
+	echo "== $tk nohz_full: ${1:-0} passed, $f failed, ${3:-0} skipped (log $tlog)"
+	pass=$((pass + ${1:-0})) fail=$((fail + f)) skip=$((skip + ${3:-0}))
+}
+
 for k in $kernels; do
 	t0=$(date +%s)
 	log=$b/guest-$k.log
@@ -126,6 +156,7 @@ for k in $kernels; do
 		"$b/gprof-cmd-$k.log" "$top/scripts/gprof-check.sh" "$log" cmd
 	gate "$k: go tool pprof reads profil report -f pprof of a record, the same functions and samples as its CSV" \
 		"$b/pprof-$k.log" "$top/scripts/pprof-check.sh" "$log"
+	tickless "$k"
 done
 
 echo "== make check took $(( $(date +%s) - start )) s"
