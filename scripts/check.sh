@@ -85,40 +85,40 @@ gate "profil(1)'s bash completion: subcommands, options, their values, the comma
 gate "harness: check-harness (the count on canned guest logs)" \
 	"$b/check-harness.log" "$top/scripts/check-harness.sh"
 
-# tickless KVER: the same kernel booted again with nohz_full=1 (CPU 1 without
-# the scheduler's tick while it runs one task), for $GUEST_TICKLESS_TESTS
-# alone, each as root and as uid 65534, counted the same way.
-tickless() {
-	tk=$1 tlog=$b/guest-$1-tickless.log truns=
-	for t in ${GUEST_TICKLESS_TESTS-}; do
-		truns="$truns root:$t user:$t"
-	done
-	[ -n "$truns" ] || return 0
-	echo "== $tk: booting the guest with nohz_full=1"
+# guest TAG KVER LOG TESTS NOMOD_TESTS APPEND RUN...: boot KVER's guest
+# (profil.mode=check) with those test programs and APPEND on the kernel's
+# command line, count its TAP against the RUNs, each failure with what its
+# test said so that CI's output shows why; the counts go to the totals.
+guest() {
+	gtag=$1 gk=$2 glog=$3 gtests=$4 gnomod=$5 gappend=$6 g0=$(date +%s)
+	shift 6
+	rm -f "$glog"
 	rc=0 f=0
-	GUEST_TESTS=$GUEST_TICKLESS_TESTS GUEST_NOMOD_TESTS= \
-		GUEST_APPEND="${GUEST_APPEND-} nohz_full=1" \
-		"$top/scripts/guest-run.sh" "$tk" check "$tlog" || rc=$?
+	GUEST_TESTS=$gtests GUEST_NOMOD_TESTS=$gnomod GUEST_APPEND=$gappend \
+		"$top/scripts/guest-run.sh" "$gk" check "$glog" || rc=$?
 	if [ "$rc" -ne 0 ]; then
-		echo "not ok - $tk nohz_full: guest-run.sh failed with status $rc (see $tlog)"
-		tail -n 20 "$tlog" 2>/dev/null | sed 's/^/   | /'
+		echo "not ok - $gtag: guest-run.sh failed with status $rc (see $glog)"
+		tail -n 20 "$glog" 2>/dev/null | sed 's/^/   | /'
 		f=1
 	fi
-	sh "$top/scripts/tap-failures.sh" "$tk nohz_full" "$tlog"
-	# shellcheck disable=SC2086
-	counts=$("$top/scripts/count-tap.sh" "$tlog" $truns | sed "s/^not ok/   [$tk nohz_full] not ok/")
+	sh "$top/scripts/tap-failures.sh" "$gtag" "$glog"
+	counts=$("$top/scripts/count-tap.sh" "$glog" "$@" | sed "s/^not ok/   [$gtag] not ok/")
 	echo "$counts" | sed '$d'
 	# shellcheck disable=SC2046
 	set -- $(echo "$counts" | tail -n 1)
 	f=$((f + ${2:-1}))
-	echo "== $tk nohz_full: ${1:-0} passed, $f failed, ${3:-0} skipped (log $tlog)"
+	echo "== $gtag: ${1:-0} passed, $f failed, ${3:-0} skipped ($(( $(date +%s) - g0 )) s; log $glog)"
 	pass=$((pass + ${1:-0})) fail=$((fail + f)) skip=$((skip + ${3:-0}))
 }
 
+# The same kernel booted again with nohz_full=1 (CPU 1 without the
+# scheduler's tick while it runs one task), for $GUEST_TICKLESS_TESTS alone.
+truns=
+for t in ${GUEST_TICKLESS_TESTS-}; do
+	truns="$truns root:$t user:$t"
+done
+
 for k in $kernels; do
-	t0=$(date +%s)
-	log=$b/guest-$k.log
-	rm -f "$log"
 	echo "== $k: building profil.ko (W=1)"
 	if ! "$top/scripts/build-kmod.sh" "$k"; then
 		echo "not ok - build: profil.ko for $k with W=1"
@@ -132,31 +132,21 @@ for k in $kernels; do
 		     \$2 in bad { print; n++ } END { exit n > 0 }' \
 		'$top/scripts/debian-only-exports' -"
 	echo "== $k: booting the guest (QEMU TCG)"
-	rc=0
-	"$top/scripts/guest-run.sh" "$k" check "$log" || rc=$?
-	p=0 f=0
-	if [ "$rc" -ne 0 ]; then
-		echo "not ok - $k: guest-run.sh failed with status $rc (see $log)"
-		tail -n 20 "$log" 2>/dev/null | sed 's/^/   | /'
-		f=1
-	fi
-	# Each failure with what its test said, so that CI's output shows why.
-	sh "$top/scripts/tap-failures.sh" "$k" "$log"
+	log=$b/guest-$k.log
 	# shellcheck disable=SC2086
-	counts=$("$top/scripts/count-tap.sh" "$log" $runs | sed "s/^not ok/   [$k] not ok/")
-	echo "$counts" | sed '$d'
-	# shellcheck disable=SC2046
-	set -- $(echo "$counts" | tail -n 1)
-	p=$((p + ${1:-0})) f=$((f + ${2:-1})) s=${3:-0}
-	echo "== $k: $p passed, $f failed, $s skipped ($(( $(date +%s) - t0 )) s; log $log)"
-	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	guest "$k" "$k" "$log" "${GUEST_TESTS-}" "${GUEST_NOMOD_TESTS-}" \
+		"${GUEST_APPEND-}" $runs
 	gate "$k: gprof reads a -pg program's gmon.out (exact calls, 60/30/10 time)" \
 		"$b/gprof-$k.log" "$top/scripts/gprof-check.sh" "$log"
 	gate "$k: gprof reads profil(1)'s gmon.out of an unmodified program (50:20 of its text)" \
 		"$b/gprof-cmd-$k.log" "$top/scripts/gprof-check.sh" "$log" cmd
 	gate "$k: go tool pprof reads profil report -f pprof of a record, the same functions and samples as its CSV" \
 		"$b/pprof-$k.log" "$top/scripts/pprof-check.sh" "$log"
-	tickless "$k"
+	[ -n "$truns" ] || continue
+	echo "== $k: booting the guest with nohz_full=1"
+	# shellcheck disable=SC2086
+	guest "$k nohz_full" "$k" "$b/guest-$k-tickless.log" \
+		"$GUEST_TICKLESS_TESTS" "" "${GUEST_APPEND-} nohz_full=1" $truns
 done
 
 echo "== make check took $(( $(date +%s) - start )) s"
