@@ -22,6 +22,11 @@
 # whose repetitions cross zero says nothing, and no cost is negative.
 
 function kv(i, k) { return (i SUBSEP k) in V ? V[i, k] : "" }
+# The kinds of line that are not a case of the matrix (tool, workload, rate).
+function apart(t) {
+	return t == "regions" || t == "forkexec" || t == "profilfork" || t == "sessmem" || \
+	       t == "threads" || t == "ticktrace" || t == "regiontrace"
+}
 
 # Median and spread of the values pushed since med_reset(): MIN and MAX,
 # and the 95% interval of the median, CLO and CHI.
@@ -85,8 +90,7 @@ function mci(m, d) {
 	for (i = 7; i < NF; i += 2) V[n, $i] = $(i + 1)
 	if (kv(n, "not-available") != "") V[n, "note"] = "not available: " kv(n, "not-available")
 	else if (kv(n, "status") != "" && kv(n, "status") + 0 != 0) V[n, "note"] = "failed: status " kv(n, "status")
-	if (T[n] == "regions" || T[n] == "forkexec" || T[n] == "profilfork" || T[n] == "sessmem" || \
-	    T[n] == "threads" || T[n] == "ticktrace" || T[n] == "regiontrace")
+	if (apart(T[n]))
 		next
 	SEEN[T[n], W[n], R[n]] = 1
 }
@@ -186,8 +190,7 @@ END {
 	csv = out "/results.csv"
 	print "tool,workload,rate_hz,rep,threads,run_ms,tool_ms,busy_ms,extra_ms,machine_extra_ms,samples,ticks,ticks_all,lost,ns_per_tick,credited_pct,ticks_pct,error_pts,eintr,post_ms,ns_per_call,mcount_ns_per_call,calls_kept_pct,note" > csv
 	for (i = 1; i <= n; i++) {
-		if (T[i] == "regions" || T[i] == "forkexec" || T[i] == "profilfork" || T[i] == "sessmem" || \
-		    T[i] == "threads" || T[i] == "ticktrace" || T[i] == "regiontrace")
+		if (apart(T[i]))
 			continue
 		t = T[i]; w = W[i]; p = P[i]; ext = t == "perf" || t == "bpf"
 		s = kv(i, "samples"); tk = kv(i, "ticks"); rate = kv(i, "rate")
